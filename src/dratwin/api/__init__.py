@@ -1,0 +1,1 @@
+"""Typed Kubernetes objects, quantities, loading and validation."""

@@ -1,0 +1,1 @@
+"""The dratwin command line."""
