@@ -1,11 +1,63 @@
-"""Entry point of the ``dratwin`` command."""
+"""Entry point of the ``dratwin`` command: parse arguments, call one command module, map errors to exits.
+
+Exit status: 0 success; 1 the input has problems (validate) or claims cannot be allocated (allocate);
+2 bad usage, an unreadable file, an unknown kind or the allocator refused its input.
+"""
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Callable, Sequence
+
+from dratwin import __version__
+from dratwin.errors import DratwinError
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR = 0, 1, 2
+
+DESCRIPTION = """\
+dratwin predicts what a Kubernetes 1.36 cluster with Dynamic Resource Allocation does with your
+manifests, and explains why, without a cluster.
+
+commands:
+  validate   check manifests: schema, API limits, CEL selectors, dangling references
+  allocate   run the DRA allocator for one node: which devices each claim gets, or why not
+  bench      run the benchmarks and print the figures
+"""
 
 
-def main(argv: list[str] | None = None) -> int:
-    del argv
-    print("dratwin: not yet wired", file=sys.stderr)
-    return 2
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dratwin", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"dratwin {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for register in _command_registrars():
+        register(commands)
+    return parser
+
+
+def _command_registrars() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
+    from dratwin.cli import allocate_cmd, bench_cmd, validate_cmd
+
+    return [validate_cmd.register, allocate_cmd.register, bench_cmd.register]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_ERROR
+    try:
+        return int(handler(args))
+    except DratwinError as error:
+        print(f"dratwin {args.command}: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,14 @@
+"""`dratwin allocate` (placeholder, being written)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("allocate", help="allocate")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    raise NotImplementedError("allocate")
