@@ -52,6 +52,15 @@ class Features:
         """Upstream's DeviceBindingAndStatus: both gates must be on."""
         return self.binding_conditions_gate and self.device_status_gate
 
+    @property
+    def variant(self) -> str:
+        """Which of upstream's three allocator copies 1.36 would run with these features."""
+        if self.list_type_attributes:
+            return "experimental"
+        if self.consumable_capacity or self.binding_conditions:
+            return "incubating"
+        return "stable"
+
     @classmethod
     def from_gates(cls, spec: str | None) -> Features:
         """Parse ``Gate=true,Other=false`` on top of the 1.36 defaults, like kube-scheduler's flag."""

@@ -1,14 +1,170 @@
-"""`dratwin allocate` (placeholder, being written)."""
+"""``dratwin allocate``: run the DRA allocator for one node and show each claim's devices, or why not."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import msgspec
+
+from dratwin.allocator import AllocatedState, AllocationOutcome, Allocator, Features
+from dratwin.api.core import Node
+from dratwin.api.loader import LoadedObject, load_paths
+from dratwin.api.resource import DeviceClass, ResourceClaim, ResourceSlice
+from dratwin.errors import AllocationError, DratwinError, InputError
+
+T = TypeVar("T")
+
+EPILOG = """\
+examples:
+  dratwin allocate -f examples/ --node p5-node-1
+      allocate every unallocated claim in examples/ on node p5-node-1, together
+  dratwin allocate -f cluster.yaml -f claims.yaml --node gpu-1 --claim ml/train --claim ml/eval -o yaml
+      allocate two claims jointly and print them as the API server would store them
+  dratwin allocate -f case.yaml --node n1 --feature-gates DRAConsumableCapacity=false -o json
+
+exit status: 0 all claims allocated, 1 they cannot be allocated on this node,
+             2 bad input or the allocator refused it (as upstream returns an error)
+"""
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("allocate", help="allocate")
+    parser = commands.add_parser(
+        "allocate",
+        help="allocate claims on one node with the Kubernetes 1.36 allocator",
+        description="Allocate ResourceClaims on one node exactly as kube-scheduler's DRA allocator would "
+        "(Kubernetes 1.36 semantics), jointly: all claims get devices or none does.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "-f",
+        "--filename",
+        dest="paths",
+        action="append",
+        required=True,
+        metavar="PATH",
+        help="YAML/JSON file or directory of Nodes, DeviceClasses, ResourceSlices and "
+        "ResourceClaims (repeatable; - for stdin)",
+    )
+    parser.add_argument("--node", required=True, help="name of the Node (in the input) to allocate for")
+    parser.add_argument(
+        "--claim",
+        dest="claims",
+        action="append",
+        default=[],
+        metavar="NS/NAME",
+        help="claim to allocate, in this order (repeatable); default: every unallocated claim",
+    )
+    parser.add_argument(
+        "--feature-gates",
+        default="",
+        metavar="GATE=BOOL,...",
+        help="override the 1.36 defaults, e.g. DRAConsumableCapacity=false",
+    )
+    parser.add_argument(
+        "--skip-validation",
+        action="store_true",
+        help="give the objects to the allocator as they are, without API validation",
+    )
+    parser.add_argument("-o", "--output", choices=("table", "yaml", "json"), default="table")
     parser.set_defaults(handler=run)
 
 
+@dataclass
+class Inputs:
+    node: Node
+    classes: list[DeviceClass] = field(default_factory=list)
+    slices: list[ResourceSlice] = field(default_factory=list)
+    claims: dict[str, tuple[ResourceClaim, LoadedObject]] = field(default_factory=dict)
+
+
 def run(args: argparse.Namespace) -> int:
-    raise NotImplementedError("allocate")
+    try:
+        features = Features.from_gates(args.feature_gates)
+        objects = load_paths(args.paths)
+        inputs = _collect(objects, args.node)
+        targets = _targets(inputs, args.claims)
+        state = AllocatedState.from_claims((c for c, _ in inputs.claims.values()), features)
+        allocator = Allocator(features, inputs.classes, inputs.slices, state)
+        outcome = allocator.allocate(inputs.node, [inputs.claims[key][0] for key in targets])
+    except AllocationError as error:
+        return _report_error(args.output, str(error))
+    except DratwinError as error:
+        if args.output == "json":
+            return _report_error("json", str(error))
+        raise
+    return _report(args.output, inputs, targets, outcome)
+
+
+def _collect(objects: list[LoadedObject], node_name: str) -> Inputs:
+    node: Node | None = None
+    inputs = Inputs(node=Node())
+    for obj in objects:
+        kind = obj.kind
+        if kind == "Node":
+            candidate = _decode(obj, Node)
+            if candidate.metadata.name == node_name:
+                node = candidate
+        elif kind == "DeviceClass":
+            inputs.classes.append(_decode(obj, DeviceClass))
+        elif kind == "ResourceSlice":
+            inputs.slices.append(_decode(obj, ResourceSlice))
+        elif kind == "ResourceClaim":
+            claim = _decode(obj, ResourceClaim)
+            if not claim.metadata.namespace:
+                claim.metadata.namespace = "default"
+            inputs.claims[f"{claim.metadata.namespace}/{claim.metadata.name}"] = (claim, obj)
+    if node is None:
+        known = sorted(o.name for o in objects if o.kind == "Node")
+        hint = f"; nodes in the input: {', '.join(known)}" if known else "; the input has no Node"
+        raise InputError(f"node {node_name!r} is not in the input{hint}")
+    inputs.node = node
+    return inputs
+
+
+def _decode(obj: LoadedObject, kind: type[T]) -> T:
+    try:
+        return msgspec.convert(obj.raw, kind, strict=False)
+    except msgspec.ValidationError as error:
+        raise InputError(f"{obj.source}: {obj.ref}: {error}") from error
+
+
+def _targets(inputs: Inputs, wanted: list[str]) -> list[str]:
+    if not wanted:
+        return [key for key, (claim, _) in inputs.claims.items() if claim.status.allocation is None]
+    targets = []
+    for key in wanted:
+        key = key if "/" in key else f"default/{key}"
+        if key not in inputs.claims:
+            raise InputError(f"claim {key} is not in the input; claims: {', '.join(sorted(inputs.claims)) or 'none'}")
+        targets.append(key)
+    return targets
+
+
+def _report_error(output: str, message: str) -> int:
+    if output == "json":
+        print(json.dumps({"result": "error", "error": message}, indent=2))
+    else:
+        print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _report(output: str, inputs: Inputs, targets: list[str], outcome: AllocationOutcome) -> int:
+    allocations: dict[str, Any] = {}
+    if outcome.results is not None:
+        allocations = {key: msgspec.to_builtins(result) for key, result in zip(targets, outcome.results, strict=True)}
+    if output == "json":
+        body: dict[str, Any] = {
+            "result": "allocated" if outcome.allocated else "unsatisfiable",
+            "node": inputs.node.metadata.name,
+        }
+        if outcome.allocated:
+            body["allocations"] = allocations
+        print(json.dumps(body, indent=2))
+    else:
+        print(json.dumps(allocations, indent=2) if outcome.allocated else "cannot allocate")
+    return 0 if outcome.allocated else 1

@@ -1,0 +1,155 @@
+"""Gathering the resource pools visible from one node (Kubernetes 1.36 default allocator).
+
+A pool is (driver, pool name). Per node: keep the relevant slices of the newest generation, decide
+whether the pool is complete (all ``resourceSliceCount`` slices present), obsolete (a newer
+generation exists elsewhere: ignored), or invalid (duplicate device names, bad counter references),
+and order pools and slices deterministically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from dratwin.allocator.features import Features
+from dratwin.allocator.nodes import node_matches
+from dratwin.api.core import Node
+from dratwin.api.resource import CounterSet, ResourceSlice
+from dratwin.errors import AllocationError
+
+
+@dataclass
+class Pool:
+    """The slices of one pool that matter for one node, and the pool's health."""
+
+    driver: str
+    name: str
+    generation: int
+    slices: list[ResourceSlice] = field(default_factory=list)  # relevant, newest generation
+    device_slices: list[ResourceSlice] = field(default_factory=list)  # relevant slices with devices
+    other_device_slices: list[ResourceSlice] = field(default_factory=list)  # same pool, other nodes
+    counter_sets: dict[str, CounterSet] = field(default_factory=dict)
+    incomplete: bool = False
+    invalid_reason: str = ""
+    has_binding_conditions: bool = False
+
+    @property
+    def pool_id(self) -> str:
+        return f"{self.driver}/{self.name}"
+
+    @property
+    def invalid(self) -> bool:
+        return bool(self.invalid_reason)
+
+    @property
+    def usable(self) -> bool:
+        return not self.incomplete and not self.invalid
+
+
+def gather_pools(slices: Sequence[ResourceSlice], node: Node, features: Features) -> list[Pool]:
+    """The pools that provide devices for ``node``, in the order the allocator searches them."""
+    pools: dict[tuple[str, str], Pool] = {}
+    for resource_slice in slices:
+        if _is_relevant(resource_slice, node, features):
+            _add_slice(pools, resource_slice)
+    result = []
+    for pool in pools.values():
+        if _settle_completeness(pool, slices, features):
+            _check_validity(pool, features)
+            result.append(pool)
+    return sort_pools(result)
+
+
+def sort_pools(pools: list[Pool]) -> list[Pool]:
+    """(driver, pool) in byte order; pools with binding conditions last; slices by name."""
+    for pool in pools:
+        pool.device_slices.sort(key=lambda s: s.metadata.name.encode())
+    return sorted(pools, key=lambda p: (p.has_binding_conditions, p.driver.encode(), p.name.encode()))
+
+
+def _is_relevant(resource_slice: ResourceSlice, node: Node, features: Features) -> bool:
+    spec = resource_slice.spec
+    if not features.partitionable_devices and (spec.per_device_node_selection is not None or spec.shared_counters):
+        return False
+    if spec.shared_counters:
+        return True  # Counter sets belong to the whole pool, whatever node they name.
+    if spec.node_name or spec.all_nodes or spec.node_selector is not None:
+        return _matches(node, resource_slice, spec.node_name, spec.all_nodes, spec)
+    if spec.per_device_node_selection:
+        return any(_matches(node, resource_slice, d.node_name, d.all_nodes, d) for d in spec.devices)
+    return False  # No node selection known to us: a future extension, ignored like upstream.
+
+
+def _matches(
+    node: Node, resource_slice: ResourceSlice, name: str | None, all_nodes: bool | None, holder: object
+) -> bool:
+    try:
+        return node_matches(node, name, all_nodes, getattr(holder, "node_selector", None))
+    except AllocationError as error:
+        raise AllocationError(f"node selection of ResourceSlice {resource_slice.metadata.name}: {error}") from error
+
+
+def _add_slice(pools: dict[tuple[str, str], Pool], resource_slice: ResourceSlice) -> None:
+    spec = resource_slice.spec
+    key = (spec.driver, spec.pool.name)
+    pool = pools.get(key)
+    if pool is None or spec.pool.generation > pool.generation:
+        pools[key] = pool = Pool(spec.driver, spec.pool.name, spec.pool.generation)
+    elif spec.pool.generation < pool.generation:
+        return  # Outdated.
+    pool.slices.append(resource_slice)
+
+
+def _settle_completeness(pool: Pool, all_slices: Sequence[ResourceSlice], features: Features) -> bool:
+    """Mark the pool incomplete if slices are missing; False when the pool is obsolete (ignore it)."""
+    expected = pool.slices[0].spec.pool.resource_slice_count
+    in_pool = [s for s in all_slices if s.spec.driver == pool.driver and s.spec.pool.name == pool.name]
+    newer_exists = any(s.spec.pool.generation > pool.generation for s in in_pool)
+    if newer_exists and len(pool.slices) != expected:
+        return False  # Being replaced by a newer generation that has nothing for this node.
+    current = [s for s in in_pool if s.spec.pool.generation == pool.generation]
+    pool.incomplete = len(pool.slices) != expected and len(current) != expected
+    relevant_ids = {id(s) for s in pool.slices}
+    for resource_slice in pool.slices:
+        if resource_slice.spec.shared_counters:
+            continue
+        pool.device_slices.append(resource_slice)
+        if any(d.binding_conditions for d in resource_slice.spec.devices):
+            pool.has_binding_conditions = True
+    pool.other_device_slices = [s for s in current if id(s) not in relevant_ids and not s.spec.shared_counters]
+    for resource_slice in current if features.partitionable_devices else ():
+        for counter_set in resource_slice.spec.shared_counters:
+            if counter_set.name in pool.counter_sets:
+                pool.invalid_reason = f"duplicate counter set name {counter_set.name}"
+            pool.counter_sets.setdefault(counter_set.name, counter_set)
+    return True
+
+
+def _check_validity(pool: Pool, features: Features) -> None:
+    if pool.invalid_reason:
+        return
+    seen: set[str] = set()
+    for resource_slice in pool.device_slices:
+        for device in resource_slice.spec.devices:
+            if device.name in seen:
+                pool.invalid_reason = f"duplicate device name {device.name}"
+                return
+            seen.add(device.name)
+    if not features.partitionable_devices:
+        return  # Counter sets are ignored, and devices that consume counters are skipped.
+    for resource_slice in (*pool.device_slices, *pool.other_device_slices):
+        for device in resource_slice.spec.devices:
+            for consumption in device.consumes_counters:
+                counter_set = pool.counter_sets.get(consumption.counter_set)
+                if counter_set is None:
+                    pool.invalid_reason = (
+                        f"device {device.name} consumes counters from unknown counter set {consumption.counter_set}"
+                    )
+                    return
+                unknown = sorted(set(consumption.counters) - set(counter_set.counters))
+                if unknown:
+                    pool.invalid_reason = (
+                        f"device {device.name} consumes unknown counter {unknown[0]} "
+                        f"of counter set {consumption.counter_set}"
+                    )
+                    return

@@ -1,0 +1,74 @@
+"""Devices already in use in the cluster, derived from allocated claims the way kube-scheduler does.
+
+This is an input of the allocator and is never changed by it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import NamedTuple
+
+from dratwin.allocator.features import Features
+from dratwin.api.quantity import Quantity
+from dratwin.api.resource import ResourceClaim
+
+
+class DeviceID(NamedTuple):
+    """A device's identity in the cluster: driver, pool and device name."""
+
+    driver: str
+    pool: str
+    device: str
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.device}"
+
+
+@dataclass
+class AllocatedState:
+    """What allocated claims hold: exclusive devices, shared allocations and their summed capacity.
+
+    ``owners`` remembers which claim holds a device, only to explain a "no".
+    """
+
+    exclusive: set[DeviceID] = field(default_factory=set)
+    shared: set[tuple[DeviceID, str]] = field(default_factory=set)
+    aggregated_capacity: dict[DeviceID, dict[str, Fraction]] = field(default_factory=dict)
+    owners: dict[DeviceID, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def from_claims(cls, claims: Iterable[ResourceClaim], features: Features) -> AllocatedState:
+        """Collect the devices held by every claim with ``status.allocation``.
+
+        Results with admin access never block anything. With consumable capacity on, a result with a
+        shareID is a share whose consumed capacity adds up per device; every other result holds its
+        device exclusively (also a shareID result while the feature is off, as upstream does).
+        """
+        state = cls()
+        for claim in claims:
+            allocation = claim.status.allocation
+            if allocation is None:
+                continue
+            owner = f"{claim.metadata.namespace}/{claim.metadata.name}"
+            for result in allocation.devices.results:
+                if result.admin_access:
+                    continue
+                device = DeviceID(result.driver, result.pool, result.device)
+                state.owners.setdefault(device, []).append(owner)
+                if features.consumable_capacity and result.share_id:
+                    state._add_share(device, result.share_id, result.consumed_capacity)
+                else:
+                    state.exclusive.add(device)
+        return state
+
+    def _add_share(self, device: DeviceID, share_id: str, consumed: dict[str, str | int | float]) -> None:
+        self.shared.add((device, share_id))
+        totals = self.aggregated_capacity.setdefault(device, {})
+        for name, value in consumed.items():
+            totals[name] = totals.get(name, Fraction(0)) + Quantity.parse(value).value
+
+    def is_allocated(self, device: DeviceID) -> bool:
+        """Held exclusively or shared: either way its counters are consumed (1.36)."""
+        return device in self.exclusive or device in self.aggregated_capacity
