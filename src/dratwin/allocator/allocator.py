@@ -9,6 +9,7 @@ upstream refuses. Claims are allocated jointly: all of them or none.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -189,9 +190,11 @@ class Allocator:
             raise AllocationError(f"{where}: missing device class name (unsupported request type?)")
         device_class = self.classes.get(view.device_class_name)
         if device_class is None:
+            close = difflib.get_close_matches(view.device_class_name, self.classes, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else " (create the DeviceClass, or fix the name)"
             raise AllocationError(
                 f"{where}: could not retrieve device class {view.device_class_name}: "
-                f'deviceclass.resource.k8s.io "{view.device_class_name}" not found'
+                f'deviceclass.resource.k8s.io "{view.device_class_name}" not found{hint}'
             )
         view.device_class = device_class
         if view.allocation_mode == EXACT_COUNT:

@@ -71,13 +71,8 @@ def _configs(plan: ClaimPlan) -> list[DeviceAllocationConfiguration]:
         class_entries[name] = entries
         configs.extend(entries)
     for config in plan.claim.spec.devices.config:
-        copies = (
-            1
-            if not config.requests
-            else sum(
-                1 for index, views in enumerate(plan.requests) if _config_names(config.requests, views, plan, index)
-            )
-        )
+        names = config.requests
+        copies = sum(1 for i in range(len(plan.requests)) if _config_names(names, plan, i)) if names else 1
         configs.extend(
             DeviceAllocationConfiguration(source="FromClaim", requests=list(config.requests), opaque=config.opaque)
             for _ in range(copies)
@@ -85,7 +80,7 @@ def _configs(plan: ClaimPlan) -> list[DeviceAllocationConfiguration]:
     return configs
 
 
-def _config_names(names: list[str], views: list[object], plan: ClaimPlan, index: int) -> bool:
+def _config_names(names: list[str], plan: ClaimPlan, index: int) -> bool:
     request = plan.claim.spec.devices.requests[index]
     if request.name in names:
         return True

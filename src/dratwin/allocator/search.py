@@ -22,6 +22,7 @@ from dratwin.allocator.pools import Pool
 from dratwin.allocator.requests import ALL, RequestView
 from dratwin.allocator.state import DeviceID
 from dratwin.api.core import Node
+from dratwin.api.quantity import Quantity
 from dratwin.api.resource import Device, DeviceToleration, ResourceClaim, ResourceSlice
 from dratwin.errors import AllocationError
 
@@ -296,7 +297,7 @@ class Search:
         for consumption in candidate.device.consumes_counters:
             counters = consumed.setdefault(consumption.counter_set, {})
             for name, counter in consumption.counters.items():
-                counters[name] = counters.get(name, Fraction(0)) + cap.Quantity.parse(counter.value).value
+                counters[name] = counters.get(name, Fraction(0)) + Quantity.parse(counter.value).value
         for set_name, counters_available in available.items():
             used = consumed.get(set_name, {})
             for name, value in counters_available.items():
@@ -310,7 +311,7 @@ class Search:
         for consumption in candidate.device.consumes_counters:
             counters = consumed[consumption.counter_set]
             for name, counter in consumption.counters.items():
-                counters[name] -= cap.Quantity.parse(counter.value).value
+                counters[name] -= Quantity.parse(counter.value).value
 
 
 def taint_prevents(device: Device, tolerations: list[DeviceToleration]) -> bool:

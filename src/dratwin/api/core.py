@@ -29,6 +29,14 @@ class Taint(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
     time_added: str | None = None
 
 
+class Toleration(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+
 class NodeSpec(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
     unschedulable: bool = False
     taints: list[Taint] = msgspec.field(default_factory=list)
@@ -52,3 +60,49 @@ class Namespace(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"
     api_version: str = "v1"
     kind: str = "Namespace"
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+
+
+# ---- Pod (only what device allocation reads: resource claims and where the pod may run) ------------
+
+
+class PodResourceClaim(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    """``spec.resourceClaims[]``: a name for the pod, and exactly one source (a claim or a template)."""
+
+    name: str = ""
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+class ContainerResourceClaim(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    """``resources.claims[]`` of a container: a pod claim name and optionally one request of it."""
+
+    name: str = ""
+    request: str = ""
+
+
+class ResourceRequirements(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    requests: dict[str, str | int | float] = msgspec.field(default_factory=dict)
+    limits: dict[str, str | int | float] = msgspec.field(default_factory=dict)
+    claims: list[ContainerResourceClaim] = msgspec.field(default_factory=list)
+
+
+class Container(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    name: str = ""
+    image: str = ""
+    resources: ResourceRequirements = msgspec.field(default_factory=ResourceRequirements)
+
+
+class PodSpec(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    containers: list[Container] = msgspec.field(default_factory=list)
+    init_containers: list[Container] = msgspec.field(default_factory=list)
+    resource_claims: list[PodResourceClaim] = msgspec.field(default_factory=list)
+    node_name: str = ""
+    node_selector: dict[str, str] = msgspec.field(default_factory=dict)
+    tolerations: list[Toleration] = msgspec.field(default_factory=list)
+
+
+class Pod(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    api_version: str = "v1"
+    kind: str = "Pod"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: PodSpec = msgspec.field(default_factory=PodSpec)

@@ -134,10 +134,11 @@ def _documents(text: str, origin: str) -> Iterator[tuple[Any, dict[FieldPath, in
             pass  # YAML is a superset of JSON; the YAML parser gives a better position on errors.
         else:
             if not isinstance(value, list):
-                yield value, {}, 1
+                json_lines = _json_lines(text)
+                yield value, json_lines, json_lines.get((), 1)
                 return
     try:
-        for node in yaml.compose_all(text, Loader=yaml.SafeLoader):
+        for node in yaml.compose_all(text, Loader=_KubeYamlLoader):
             if node is None:
                 continue
             lines: dict[FieldPath, int] = {}
@@ -149,22 +150,73 @@ def _documents(text: str, origin: str) -> Iterator[tuple[Any, dict[FieldPath, in
         raise InputError(f"{origin}{where}: not valid YAML: {problem}") from error
 
 
-_SCALAR_LOADER = yaml.SafeLoader("")
+def _json_lines(text: str) -> dict[FieldPath, int]:
+    """The line of every field of a JSON document (read through the YAML parser, which keeps positions)."""
+    lines: dict[FieldPath, int] = {}
+
+    def walk(node: yaml.Node, path: FieldPath) -> None:
+        lines[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                walk(value_node, (*path, str(key_node.value)))
+                lines[(*path, str(key_node.value))] = key_node.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                walk(item, (*path, index))
+
+    try:
+        root = yaml.compose(text, Loader=_KubeYamlLoader)
+    except yaml.YAMLError:
+        return lines  # valid JSON that YAML 1.1 does not read (rare escapes): no positions, still loaded
+    if root is not None:
+        walk(root, ())
+    return lines
+
+
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: 5x faster
+
+
+class _KubeYamlLoader(_BaseLoader):  # type: ignore[valid-type, misc]
+    """YAML 1.1 as kubectl reads it: an unquoted timestamp stays a string (the API has no date type)."""
+
+
+_KubeYamlLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_SCALAR_LOADER = _KubeYamlLoader("")
 
 
 def _construct(node: yaml.Node, path: FieldPath, lines: dict[FieldPath, int]) -> Any:
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         result: dict[Any, Any] = {}
+        _reject_duplicate_keys(node)
         _SCALAR_LOADER.flatten_mapping(node)
         for key_node, value_node in node.value:
             key = _construct(key_node, (), {})
             key_path = (*path, str(key))
             result[key] = _construct(value_node, key_path, lines)
+            lines[key_path] = key_node.start_mark.line + 1  # a field is where its key is written
         return result
     if isinstance(node, yaml.SequenceNode):
         return [_construct(item, (*path, index), lines) for index, item in enumerate(node.value)]
     return _SCALAR_LOADER.construct_object(node, deep=True)
+
+
+def _reject_duplicate_keys(node: yaml.MappingNode) -> None:
+    """kubectl refuses a key written twice in one mapping; PyYAML would silently keep the last one."""
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = _construct(key_node, (), {})
+        if not isinstance(key, str | int | float | bool):
+            continue
+        if key in seen:
+            raise yaml.MarkedYAMLError(problem=f"key {key!r} already set in this mapping",
+                                       problem_mark=key_node.start_mark)
+        seen.add(key)
 
 
 def _unwrap(
@@ -176,7 +228,8 @@ def _unwrap(
     if isinstance(kind, str) and kind.endswith("List") and isinstance(value.get("items"), list):
         for index, item in enumerate(value["items"]):
             item_prefix = (*prefix, "items", index)
-            item_lines = {path[len(item_prefix) :]: line for path, line in lines.items() if path[: len(item_prefix)] == item_prefix}
+            size = len(item_prefix)
+            item_lines = {path[size:]: line for path, line in lines.items() if path[:size] == item_prefix}
             line = lines.get(item_prefix, source.line)
             yield from _unwrap(item, item_lines, SourceLocation(source.path, source.document, line), ())
         return

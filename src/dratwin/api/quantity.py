@@ -124,11 +124,13 @@ def _parse_cached(text: str) -> Quantity:
     sign = -1 if match["sign"] == "-" else 1
     number = Fraction(match["number"] if not match["number"].endswith(".") else match["number"][:-1])
     suffix = match["suffix"]
+    # Precision below the nano unit is rounded up while parsing, as apimachinery does.
     if suffix in _BINARY:
-        return Quantity(sign * number * 1024 ** _BINARY[suffix], QuantityFormat.BINARY_SI)
-    if suffix[:1] in ("e", "E"):
-        return Quantity(sign * number * Fraction(10) ** int(suffix[1:]), QuantityFormat.DECIMAL_EXPONENT)
-    return Quantity(sign * number * Fraction(10) ** _DECIMAL[suffix], QuantityFormat.DECIMAL_SI)
+        return Quantity(_round_up_nano(sign * number * 1024 ** _BINARY[suffix]), QuantityFormat.BINARY_SI)
+    if len(suffix) > 1 and suffix[0] in ("e", "E"):
+        value = sign * number * Fraction(10) ** int(suffix[1:])
+        return Quantity(_round_up_nano(value), QuantityFormat.DECIMAL_EXPONENT)
+    return Quantity(_round_up_nano(sign * number * Fraction(10) ** _DECIMAL[suffix]), QuantityFormat.DECIMAL_SI)
 
 
 def _parse_number(value: int | float) -> Quantity:

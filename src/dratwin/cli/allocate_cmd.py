@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 from dataclasses import dataclass, field
@@ -11,12 +12,14 @@ from typing import Any, TypeVar
 import msgspec
 
 from dratwin.allocator import AllocatedState, AllocationOutcome, Allocator, Features
+from dratwin.allocator.explain import explain
+from dratwin.api.codec import decode_as, dump_yaml
 from dratwin.api.core import Node
 from dratwin.api.loader import LoadedObject, load_paths
 from dratwin.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from dratwin.errors import AllocationError, DratwinError, InputError
 
-T = TypeVar("T")
+S = TypeVar("S", bound=msgspec.Struct)
 
 EPILOG = """\
 examples:
@@ -97,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         if args.output == "json":
             return _report_error("json", str(error))
         raise
-    return _report(args.output, inputs, targets, outcome)
+    return _report(args.output, inputs, targets, outcome, allocator)
 
 
 def _collect(objects: list[LoadedObject], node_name: str) -> Inputs:
@@ -126,11 +129,8 @@ def _collect(objects: list[LoadedObject], node_name: str) -> Inputs:
     return inputs
 
 
-def _decode(obj: LoadedObject, kind: type[T]) -> T:
-    try:
-        return msgspec.convert(obj.raw, kind, strict=False)
-    except msgspec.ValidationError as error:
-        raise InputError(f"{obj.source}: {obj.ref}: {error}") from error
+def _decode(obj: LoadedObject, kind: type[S]) -> S:
+    return decode_as(obj.raw, kind, f"{obj.source}: {obj.ref}")
 
 
 def _targets(inputs: Inputs, wanted: list[str]) -> list[str]:
@@ -153,18 +153,64 @@ def _report_error(output: str, message: str) -> int:
     return 2
 
 
-def _report(output: str, inputs: Inputs, targets: list[str], outcome: AllocationOutcome) -> int:
+def _report(output: str, inputs: Inputs, targets: list[str], outcome: AllocationOutcome, allocator: Allocator) -> int:
+    node = inputs.node.metadata.name
     allocations: dict[str, Any] = {}
     if outcome.results is not None:
-        allocations = {key: msgspec.to_builtins(result) for key, result in zip(targets, outcome.results, strict=True)}
+        allocations = {key: msgspec.to_builtins(r) for key, r in zip(targets, outcome.results, strict=True)}
+    explanation = None if outcome.allocated else explain(allocator, inputs.node, [inputs.claims[k][0] for k in targets])
     if output == "json":
-        body: dict[str, Any] = {
-            "result": "allocated" if outcome.allocated else "unsatisfiable",
-            "node": inputs.node.metadata.name,
-        }
+        body: dict[str, Any] = {"result": "allocated" if outcome.allocated else "unsatisfiable", "node": node}
         if outcome.allocated:
             body["allocations"] = allocations
+        if explanation is not None:
+            body["explanation"] = explanation.to_dict()
         print(json.dumps(body, indent=2))
+    elif output == "yaml":
+        _print_yaml(inputs, targets, allocations)
+        if explanation is not None:
+            print("\n".join(explanation.lines()), file=sys.stderr)
+    elif explanation is not None:
+        print("\n".join(explanation.lines()))
     else:
-        print(json.dumps(allocations, indent=2) if outcome.allocated else "cannot allocate")
+        print(_table(node, allocations))
     return 0 if outcome.allocated else 1
+
+
+def _print_yaml(inputs: Inputs, targets: list[str], allocations: dict[str, Any]) -> None:
+    """The claims as the API server would store them: as written, plus status.allocation."""
+    documents = []
+    for key in targets:
+        raw = copy.deepcopy(inputs.claims[key][1].raw)
+        if key in allocations:
+            raw.setdefault("status", {})["allocation"] = allocations[key]
+        documents.append(raw)
+    print(dump_yaml(documents), end="")
+
+
+def _table(node: str, allocations: dict[str, Any]) -> str:
+    rows = [("CLAIM", "REQUEST", "DEVICE", "NODE SELECTOR")]
+    for key, allocation in allocations.items():
+        selector = _selector_text(allocation.get("nodeSelector"))
+        for result in allocation["devices"]["results"]:
+            device = f"{result['driver']}/{result['pool']}/{result['device']}"
+            extra = " (admin)" if result.get("adminAccess") else ""
+            extra += f" share {result['shareID'][:8]}" if result.get("shareID") else ""
+            rows.append((key, result["request"], device + extra, selector))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    header = f"node {node}: {len(allocations)} claim(s) allocated"
+    return "\n".join([header, *lines]) if allocations else f"node {node}: nothing to allocate"
+
+
+def _selector_text(selector: dict[str, Any] | None) -> str:
+    if not selector:
+        return "any node"
+    terms = []
+    for term in selector.get("nodeSelectorTerms", []):
+        parts = [
+            f"{r['key']} {r['operator']} {','.join(r.get('values', []))}".strip()
+            for r in term.get("matchFields", []) + term.get("matchExpressions", [])
+        ]
+        terms.append(" and ".join(parts))
+    return " or ".join(terms)

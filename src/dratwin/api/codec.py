@@ -1,0 +1,398 @@
+"""The wire side of the API: which kinds dratwin knows, typed decoding, field paths, YAML/JSON output.
+
+Objects are loaded as plain dicts (:mod:`dratwin.api.loader`) and decoded into msgspec structs only where
+a typed view is needed; output is always produced from the raw dicts, so unknown fields, ``managedFields``
+and ``status`` survive a round trip untouched.
+
+Kinds fall in three groups (:func:`classify`):
+
+- *modelled*: decoded and validated (core/v1 Node, Pod, Namespace; resource.k8s.io/v1 DeviceClass,
+  ResourceSlice, ResourceClaim, ResourceClaimTemplate; resource.k8s.io/v1beta2 is read as v1, it has the
+  same fields);
+- *pod templates*: workloads (Deployment, Job, ...) whose pod template is checked for DRA references;
+- *not checked*: any other API group (CRDs such as ComputeDomain, Karpenter, Kueue) and real kinds of the
+  core groups that dratwin does not model (ConfigMap, Service, DeviceTaintRule, ...) — skipped with a warning.
+
+Anything else that claims to be from a group dratwin models (an unknown kind, an unknown version, no
+apiVersion or kind) is an :class:`~dratwin.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import enum
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import msgspec
+import msgspec.inspect as mi
+import yaml
+
+from dratwin.api.core import Namespace, Node, Pod, PodSpec
+from dratwin.api.loader import FieldPath, LoadedObject
+from dratwin.api.resource import (
+    DeviceClass,
+    DeviceClassSpec,
+    ResourceClaim,
+    ResourceClaimSpec,
+    ResourceClaimTemplate,
+    ResourceSlice,
+    ResourceSliceSpec,
+)
+from dratwin.errors import InputError, ObjectDecodeError
+
+S = TypeVar("S", bound=msgspec.Struct)
+
+RESOURCE_GROUP = "resource.k8s.io"
+
+
+# ---- field paths ---------------------------------------------------------------------------------
+
+
+class MapKey(str):
+    """A map key inside a field path: rendered ``[key]`` (Kubernetes' ``field.Path.Key``), looked up as a str."""
+
+    __slots__ = ()
+
+
+def render_path(path: FieldPath) -> str:
+    """``("spec", "devices", 0, "attributes", MapKey("a/b"))`` → ``spec.devices[0].attributes[a/b]``."""
+    text = ""
+    for part in path:
+        if isinstance(part, int | MapKey):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text
+
+
+# ---- the registry --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """A kind dratwin decodes into a typed struct."""
+
+    api_version: str
+    kind: str
+    type: type[msgspec.Struct]
+    namespaced: bool
+
+
+class Support(enum.Enum):
+    MODELLED = "modelled"
+    POD_TEMPLATE = "pod template"
+    NOT_CHECKED = "not checked"
+
+
+@dataclass(frozen=True)
+class Classification:
+    support: Support
+    info: KindInfo | None = None
+    template_path: FieldPath = ()
+    reason: str = ""
+
+
+_MODELLED = [
+    KindInfo("v1", "Node", Node, False),
+    KindInfo("v1", "Pod", Pod, True),
+    KindInfo("v1", "Namespace", Namespace, False),
+    KindInfo("resource.k8s.io/v1", "DeviceClass", DeviceClass, False),
+    KindInfo("resource.k8s.io/v1", "ResourceSlice", ResourceSlice, False),
+    KindInfo("resource.k8s.io/v1", "ResourceClaim", ResourceClaim, True),
+    KindInfo("resource.k8s.io/v1", "ResourceClaimTemplate", ResourceClaimTemplate, True),
+]
+KINDS: dict[tuple[str, str], KindInfo] = {(k.api_version, k.kind): k for k in _MODELLED}
+# v1beta2 has exactly the fields of v1 (v1 was copied from it); it is read with the same types.
+KINDS.update(
+    {(f"{RESOURCE_GROUP}/v1beta2", k.kind): k for k in _MODELLED if k.api_version.startswith(RESOURCE_GROUP)}
+)
+
+_TEMPLATE = ("spec", "template", "spec")
+POD_TEMPLATES: dict[tuple[str, str], FieldPath] = {
+    ("apps/v1", "Deployment"): _TEMPLATE,
+    ("apps/v1", "ReplicaSet"): _TEMPLATE,
+    ("apps/v1", "StatefulSet"): _TEMPLATE,
+    ("apps/v1", "DaemonSet"): _TEMPLATE,
+    ("batch/v1", "Job"): _TEMPLATE,
+    ("batch/v1", "CronJob"): ("spec", "jobTemplate", "spec", "template", "spec"),
+    ("v1", "ReplicationController"): _TEMPLATE,
+    ("v1", "PodTemplate"): ("template", "spec"),
+}
+
+# Real kinds of the groups above that dratwin does not model: skipped with a warning, never an error.
+_UNMODELLED: dict[str, frozenset[str]] = {
+    "": frozenset(
+        {
+            "Binding", "ComponentStatus", "ConfigMap", "Endpoints", "Event", "LimitRange", "PersistentVolume",
+            "PersistentVolumeClaim", "ResourceQuota", "Secret", "Service", "ServiceAccount",
+        }
+    ),
+    RESOURCE_GROUP: frozenset({"DeviceTaintRule"}),
+    "apps": frozenset({"ControllerRevision"}),
+    "batch": frozenset(),
+}
+_VERSIONS = {"": {"v1"}, RESOURCE_GROUP: {"v1", "v1beta2"}, "apps": {"v1"}, "batch": {"v1"}}
+
+
+def split_api_version(api_version: str) -> tuple[str, str]:
+    """``resource.k8s.io/v1`` → (``resource.k8s.io``, ``v1``); ``v1`` → (``""``, ``v1``)."""
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+def classify(obj: LoadedObject) -> Classification:
+    """How dratwin treats an object; InputError when it cannot be a valid object of a group dratwin models."""
+    api_version, kind = obj.raw.get("apiVersion"), obj.raw.get("kind")
+    if not isinstance(api_version, str) or not api_version or not isinstance(kind, str) or not kind:
+        missing = " and ".join(f for f, v in (("apiVersion", api_version), ("kind", kind)) if not v)
+        raise InputError(f"{obj.source}: object has no {missing or 'valid apiVersion/kind'}; "
+                         "every Kubernetes object needs both (e.g. apiVersion: resource.k8s.io/v1)")
+    info = KINDS.get((api_version, kind))
+    if info is not None:
+        return Classification(Support.MODELLED, info)
+    template = POD_TEMPLATES.get((api_version, kind))
+    if template is not None:
+        return Classification(Support.POD_TEMPLATE, template_path=template)
+    group, version = split_api_version(api_version)
+    if group not in _VERSIONS:
+        reason = f'dratwin does not model the API group "{group}"'
+        return Classification(Support.NOT_CHECKED, reason=reason)
+    if kind in _UNMODELLED[group]:
+        return Classification(Support.NOT_CHECKED, reason=f"dratwin does not model {api_version} {kind}")
+    known = _known_kinds(group)
+    if kind in known and version not in _VERSIONS[group]:
+        raise InputError(f"{obj.source}: {kind}: apiVersion {api_version} is not read by dratwin; "
+                         f"{_version_hint(group, kind)}")
+    raise InputError(f'{obj.source}: unknown kind "{kind}" in {api_version}{_kind_hint(kind, known)}')
+
+
+def _known_kinds(group: str) -> set[str]:
+    modelled = {k for (av, k) in KINDS if split_api_version(av)[0] == group}
+    templated = {k for (av, k) in POD_TEMPLATES if split_api_version(av)[0] == group}
+    return modelled | templated | set(_UNMODELLED[group])
+
+
+def _kind_hint(kind: str, known: set[str]) -> str:
+    by_lower = {k.lower(): k for k in known}
+    close = by_lower.get(kind.lower()) or next(iter(difflib.get_close_matches(kind, sorted(known), 1)), None)
+    if close:
+        return f" (did you mean {close}?)"
+    return f"; known kinds: {', '.join(sorted(known))}"
+
+
+def _version_hint(group: str, kind: str) -> str:
+    if group == RESOURCE_GROUP:
+        return ("use resource.k8s.io/v1 (Kubernetes 1.34+); from v1beta1 move deviceClassName, selectors, "
+                "allocationMode, count, adminAccess and tolerations of each request under `exactly`")
+    return f"use {'/'.join(p for p in (group, 'v1') if p)}"
+
+
+def object_ref(obj: LoadedObject, namespaced: bool | None = None) -> str:
+    """``ResourceClaim default/x`` (namespace defaulted like kubectl does) or ``DeviceClass gpu``."""
+    if namespaced is None:
+        info = KINDS.get((obj.api_version, obj.kind))
+        namespaced = info.namespaced if info else bool(obj.namespace) or (obj.api_version, obj.kind) in POD_TEMPLATES
+    name = obj.name or "<unnamed>"
+    return f"{obj.kind} {obj.namespace or 'default'}/{name}" if namespaced else f"{obj.kind} {name}"
+
+
+# ---- decoding ------------------------------------------------------------------------------------
+
+
+class FieldDecodeError(ObjectDecodeError):
+    """A field with the wrong type; ``path`` is the field (a FieldPath), ``detail`` says what was expected."""
+
+    def __init__(self, ref: str, path: FieldPath, detail: str) -> None:
+        self.ref = ref
+        self.path = path
+        self.detail = detail
+        where = f"{render_path(path)}: " if path else ""
+        super().__init__(f"{ref}: {where}{detail}")
+
+
+def decode(obj: LoadedObject) -> msgspec.Struct:
+    """The typed view of a modelled object; FieldDecodeError names the object and the field."""
+    info = classify(obj).info
+    if info is None:
+        raise InputError(f"{obj.source}: {obj.api_version} {obj.kind} is not a kind dratwin decodes")
+    return decode_as(obj.raw, info.type, object_ref(obj, info.namespaced))
+
+
+def decode_as(raw: Any, type_: type[S], ref: str, prefix: FieldPath = ()) -> S:
+    """Convert ``raw`` (found at ``prefix`` in the object ``ref``) into ``type_``, as the API server decodes JSON.
+
+    ``null`` counts as absent, like in Go; numbers written as strings and similar are converted
+    (``strict=False``).
+    """
+    cleaned = strip_nulls(raw)
+    try:
+        return msgspec.convert(cleaned, type_, strict=False)
+    except msgspec.ValidationError as error:
+        path, detail = _locate(cleaned, type_, str(error))
+        raise FieldDecodeError(ref, prefix + path, detail) from error
+
+
+def strip_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: strip_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [strip_nulls(v) for v in value]
+    return value
+
+
+_MESSAGE = re.compile(r"^(?P<detail>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[\.\.\.\]")
+
+
+def _locate(raw: Any, type_: type[msgspec.Struct], message: str) -> tuple[FieldPath, str]:
+    """Turn msgspec's ``Expected `int`, got `str` - at `$.a[...].b``` into a path (map keys resolved) and text."""
+    match = _MESSAGE.match(message)
+    assert match is not None  # the pattern matches every string
+    detail = match["detail"].replace("`", "").replace(" | null", "")
+    detail = detail[:1].lower() + detail[1:]
+    path: list[str | int] = []
+    for segment in _SEGMENT.finditer(match["path"] or ""):
+        if segment[1] is not None:
+            path.append(segment[1])
+        elif segment[2] is not None:
+            path.append(int(segment[2]))
+        else:
+            path.append(_failing_key(raw, type_, tuple(path), match["path"] or ""))
+    return tuple(path), detail
+
+
+def _failing_key(raw: Any, type_: type[msgspec.Struct], at: FieldPath, error_path: str) -> MapKey:
+    """The key of the map at ``at`` whose entry causes the error (msgspec only says ``[...]``)."""
+    mapping = _get(raw, at)
+    if not isinstance(mapping, dict):
+        return MapKey("...")
+    for key in mapping:
+        trial = _replace(raw, at, {key: mapping[key]})
+        try:
+            msgspec.convert(trial, type_, strict=False)
+        except msgspec.ValidationError as error:
+            if f"`${error_path}`" in str(error):
+                return MapKey(str(key))
+    return MapKey("...")
+
+
+def _get(value: Any, path: FieldPath) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
+def _replace(value: Any, path: FieldPath, new: Any) -> Any:
+    if not path:
+        return new
+    result = copy.copy(value)
+    result[path[0]] = _replace(value[path[0]], path[1:], new)
+    return result
+
+
+# ---- unknown fields ------------------------------------------------------------------------------
+
+_SPEC_TYPES: dict[str, tuple[FieldPath, type[msgspec.Struct]]] = {
+    "DeviceClass": (("spec",), DeviceClassSpec),
+    "ResourceSlice": (("spec",), ResourceSliceSpec),
+    "ResourceClaim": (("spec",), ResourceClaimSpec),
+    "ResourceClaimTemplate": (("spec", "spec"), ResourceClaimSpec),
+}
+_TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata", "spec", "status"})
+
+
+def unknown_fields(obj: LoadedObject) -> list[tuple[FieldPath, list[str]]]:
+    """Fields of a resource.k8s.io object that the 1.36 API does not define, each with the known names there.
+
+    The API server rejects them under kubectl's default strict field validation. Only ``spec`` (and the
+    top level) is checked: metadata and status carry server-managed fields dratwin does not model.
+    """
+    found: list[tuple[FieldPath, list[str]]] = []
+    if split_api_version(obj.api_version)[0] != RESOURCE_GROUP or obj.kind not in _SPEC_TYPES:
+        return found
+    found.extend(((key,), sorted(_TOP_LEVEL)) for key in obj.raw if key not in _TOP_LEVEL)
+    prefix, spec_type = _SPEC_TYPES[obj.kind]
+    spec: Any = obj.raw
+    for part in prefix:
+        spec = spec.get(part) if isinstance(spec, dict) else None
+    if obj.kind == "ResourceClaimTemplate" and isinstance(obj.raw.get("spec"), dict):
+        template_spec = obj.raw["spec"]
+        found.extend((("spec", str(k)), ["metadata", "spec"]) for k in template_spec if k not in ("metadata", "spec"))
+    found.extend(_walk_unknown(spec, mi.type_info(spec_type), prefix))
+    return found
+
+
+def _walk_unknown(value: Any, info: mi.Type, path: FieldPath) -> Iterator[tuple[FieldPath, list[str]]]:
+    if isinstance(info, mi.UnionType):
+        for member in info.types:
+            if not isinstance(member, mi.NoneType):
+                yield from _walk_unknown(value, member, path)
+                return
+    elif isinstance(info, mi.StructType) and isinstance(value, dict):
+        fields = {f.encode_name: f.type for f in info.fields}
+        for key, item in value.items():
+            if key in fields:
+                yield from _walk_unknown(item, fields[key], (*path, key))
+            else:
+                yield (*path, str(key)), sorted(fields)
+    elif isinstance(info, mi.ListType) and isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _walk_unknown(item, info.item_type, (*path, index))
+    elif isinstance(info, mi.DictType) and isinstance(value, dict):
+        for key, item in value.items():
+            yield from _walk_unknown(item, info.value_type, (*path, MapKey(str(key))))
+
+
+def pod_spec_of(obj: LoadedObject, template_path: FieldPath) -> PodSpec | None:
+    """The pod spec inside a workload (None when the template is absent); FieldDecodeError when malformed."""
+    spec: Any = obj.raw
+    for part in template_path:
+        spec = spec.get(part) if isinstance(spec, dict) else None
+    if spec is None:
+        return None
+    return decode_as(spec, PodSpec, object_ref(obj, True), template_path)
+
+
+# ---- output --------------------------------------------------------------------------------------
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style, no anchors, multi-line strings (CEL expressions) as literal blocks."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(MapKey, _represent_str)
+
+
+def as_list_or_object(raws: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One object as is; several (or none) wrapped in ``kind: List`` the way ``kubectl get -o yaml`` does."""
+    if len(raws) == 1:
+        return raws[0]
+    return {"apiVersion": "v1", "items": list(raws), "kind": "List", "metadata": {"resourceVersion": ""}}
+
+
+def dump_yaml(raws: Sequence[dict[str, Any]]) -> str:
+    """YAML in block style with keys in the order they were written."""
+    text: str = yaml.dump(
+        as_list_or_object(raws), Dumper=_Dumper, sort_keys=False, default_flow_style=False,
+        allow_unicode=True, width=10_000,
+    )
+    return text
+
+
+def dump_json(raws: Sequence[dict[str, Any]]) -> str:
+    """JSON indented like ``kubectl get -o json``, keys in the order written."""
+    return json.dumps(as_list_or_object(raws), indent=4, ensure_ascii=False, default=str) + "\n"

@@ -1,0 +1,182 @@
+"""Validate Kubernetes objects as a 1.36 API server with DRA would, plus what only shows across objects.
+
+``validate_objects`` is pure: it reads loaded objects and returns :class:`Problem` values (errors and
+warnings), never prints and never raises for bad content. It raises :class:`~dratwin.errors.InputError`
+only for input that is not an object of a kind dratwin can judge (see :func:`dratwin.api.codec.classify`).
+
+What is checked:
+
+- every modelled object: it decodes (types), it has no field the API does not know (resource.k8s.io),
+  metadata (names, namespace, labels, annotations);
+- DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate: the upstream API rules and limits
+  (``validation_claims``, ``validation_slices``), CEL selectors compiled with ``compiler``, fields of
+  disabled feature gates (``validation_gates``);
+- Pods and the pod templates of workloads: their resource claims (``validation_core``);
+- across objects: duplicates, DeviceClasses, claims and templates that are referenced but not in the
+  input, requests named by containers, the admin-access namespace label (``validation_refs``), and the
+  slices of each pool (``validation_pools``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dratwin.api.codec import (
+    Classification,
+    FieldDecodeError,
+    Support,
+    classify,
+    decode_as,
+    object_ref,
+    pod_spec_of,
+    unknown_fields,
+)
+from dratwin.api.core import Namespace, Node, Pod
+from dratwin.api.loader import LoadedObject
+from dratwin.api.meta import ObjectMeta
+from dratwin.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from dratwin.api.validation_base import (
+    Context,
+    DefaultGates,
+    FeatureGatesLike,
+    Problem,
+    ProblemKind,
+    Reporter,
+    SelectorCompilerLike,
+    Severity,
+)
+from dratwin.api.validation_claims import validate_claim_spec, validate_device_class
+from dratwin.api.validation_core import validate_labels_and_annotations, validate_metadata, validate_pod_spec
+from dratwin.api.validation_formats import close_match, did_you_mean, dns_label, dns_subdomain
+from dratwin.api.validation_gates import check_claim_gates, check_class_gates, check_slice_gates
+from dratwin.api.validation_pools import check_pools
+from dratwin.api.validation_refs import Checked, check_references
+from dratwin.api.validation_slices import validate_slice_spec
+
+__all__ = [
+    "FeatureGatesLike",
+    "Problem",
+    "ProblemKind",
+    "SelectorCompilerLike",
+    "Severity",
+    "validate_objects",
+]
+
+# Fields of the 1.36 API that dratwin does not model (alpha, gate off by default): accepted with a warning.
+_ALPHA_FIELDS = {"nodeAllocatableResourceMappings": "DRANodeAllocatableResources"}
+# resource.k8s.io/v1beta1 wrote these directly in a request; v1 has them under `exactly`.
+_FLAT_REQUEST_FIELDS = {"deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",
+                        "capacity"}
+
+
+def validate_objects(
+    objects: Sequence[LoadedObject],
+    compiler: SelectorCompilerLike | None,
+    gates: FeatureGatesLike | None = None,
+) -> list[Problem]:
+    """Every problem of ``objects``, ordered by file (in input order) and line.
+
+    ``compiler`` compiles CEL selectors (``dratwin.cel.SelectorCompiler``); None skips that check.
+    ``gates`` are the feature gates of the cluster (Kubernetes 1.36 defaults when None).
+    """
+    problems: list[Problem] = []
+    ctx = Context(compiler, gates or DefaultGates())
+    checked: list[Checked] = []
+    for obj in objects:
+        item = _check_object(obj, classify(obj), ctx, problems)
+        if item is not None:
+            checked.append(item)
+    check_references(checked)
+    check_pools(checked)
+    order = {path: i for i, path in reversed(list(enumerate(o.source.path for o in objects)))}
+    return sorted(problems, key=lambda p: (order.get(p.file, len(order)), p.line))
+
+
+def _check_object(obj: LoadedObject, how: Classification, ctx: Context, sink: list[Problem]) -> Checked | None:
+    if how.support is Support.NOT_CHECKED:
+        Reporter(obj, object_ref(obj), sink).warn(ProblemKind.NOT_CHECKED, (), how.reason,
+                                                  "skipped: nothing in it is validated")
+        return None
+    namespaced = how.info.namespaced if how.info is not None else True
+    rep = Reporter(obj, object_ref(obj, namespaced), sink)
+    item = Checked(obj, rep, (obj.namespace or "default") if namespaced else "")
+    try:
+        if how.info is None:
+            _check_workload(item, how)
+        else:
+            item.value = decode_as(obj.raw, how.info.type, rep.ref)
+            _report_unknown_fields(item)
+            _check_typed(item, ctx)
+    except FieldDecodeError as error:
+        rep.invalid(error.path, _value_at(obj, error.path), error.detail)
+    return item
+
+
+def _check_workload(item: Checked, how: Classification) -> None:
+    meta = decode_as(item.obj.raw.get("metadata") or {}, ObjectMeta, item.rep.ref, ("metadata",))
+    validate_metadata(item.rep, meta, namespaced=True)
+    spec = pod_spec_of(item.obj, how.template_path)
+    if spec is not None:
+        validate_pod_spec(item.rep, spec, how.template_path)
+        item.pod_specs.append((how.template_path, spec))
+
+
+def _check_typed(item: Checked, ctx: Context) -> None:
+    rep, value = item.rep, item.value
+    if isinstance(value, DeviceClass):
+        validate_metadata(rep, value.metadata, namespaced=False)
+        validate_device_class(rep, ctx, value)
+        check_class_gates(rep, ctx.gates, value)
+    elif isinstance(value, ResourceSlice):
+        validate_metadata(rep, value.metadata, namespaced=False)
+        validate_slice_spec(rep, value.spec)
+        check_slice_gates(rep, ctx.gates, value.spec)
+    elif isinstance(value, ResourceClaim):
+        validate_metadata(rep, value.metadata, namespaced=True)
+        validate_claim_spec(rep, ctx, value.spec.devices, ("spec", "devices"))
+        check_claim_gates(rep, ctx.gates, value.spec.devices, ("spec", "devices"))
+    elif isinstance(value, ResourceClaimTemplate):
+        validate_metadata(rep, value.metadata, namespaced=True)
+        validate_labels_and_annotations(rep, value.spec.metadata, ("spec", "metadata"))
+        validate_claim_spec(rep, ctx, value.spec.spec.devices, ("spec", "spec", "devices"))
+        check_claim_gates(rep, ctx.gates, value.spec.spec.devices, ("spec", "spec", "devices"))
+    elif isinstance(value, Pod):
+        validate_metadata(rep, value.metadata, namespaced=True)
+        validate_pod_spec(rep, value.spec, ("spec",), value.metadata.name)
+        item.pod_specs.append((("spec",), value.spec))
+    elif isinstance(value, Namespace):
+        validate_metadata(rep, value.metadata, namespaced=False, check=dns_label)
+    elif isinstance(value, Node):
+        validate_metadata(rep, value.metadata, namespaced=False, check=dns_subdomain)
+
+
+def _report_unknown_fields(item: Checked) -> None:
+    for path, known in unknown_fields(item.obj):
+        name = str(path[-1])
+        parent = path[-3] if len(path) >= 3 else None
+        if name == "adminAccess" and parent == "firstAvailable":
+            item.rep.forbidden(path, "adminAccess is not supported in subrequests",
+                               "use a request with `exactly` and adminAccess: true")
+        elif name in _ALPHA_FIELDS:
+            item.rep.warn(ProblemKind.NOT_CHECKED, path, f"{name} (alpha, feature gate {_ALPHA_FIELDS[name]}) "
+                          "is not modelled by dratwin")
+        elif parent == "requests" and close_match(name, _FLAT_REQUEST_FIELDS):
+            meant = close_match(name, _FLAT_REQUEST_FIELDS)
+            item.rep.add(ProblemKind.UNKNOWN_FIELD, path, "resource.k8s.io/v1 has no such field in a request",
+                         hint=f"did you mean {meant} under `exactly`? resource.k8s.io/v1beta1 wrote it flat")
+        elif name == "basic" and parent == "devices":
+            item.rep.add(ProblemKind.UNKNOWN_FIELD, path, "resource.k8s.io/v1 devices have no `basic`",
+                         hint="move the fields inside `basic` up one level (the v1beta1 layout)")
+        else:
+            item.rep.add(ProblemKind.UNKNOWN_FIELD, path, "the API has no such field here, the API server rejects "
+                         "it", hint=did_you_mean(name, known) or f"fields here: {', '.join(known)}")
+
+
+def _value_at(obj: LoadedObject, path: tuple[str | int, ...]) -> object:
+    value: object = obj.raw
+    for part in path:
+        in_list = isinstance(value, list) and isinstance(part, int) and part < len(value)
+        if not in_list and not (isinstance(value, dict) and part in value):
+            return None
+        value = value[part]  # type: ignore[index]
+    return value if isinstance(value, str | int | float | bool) or value is None else type(value).__name__

@@ -1,0 +1,173 @@
+"""The codec: kinds, typed decoding with field paths, unknown fields, and YAML/JSON output."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from dratwin.api.codec import (
+    FieldDecodeError,
+    MapKey,
+    Support,
+    classify,
+    decode,
+    dump_json,
+    dump_yaml,
+    object_ref,
+    render_path,
+    unknown_fields,
+)
+from dratwin.api.core import Pod
+from dratwin.api.loader import load_text
+from dratwin.api.resource import ResourceClaim, ResourceSlice
+from dratwin.errors import InputError, ObjectDecodeError
+
+KUBECTL_DUMP = """\
+apiVersion: v1
+items:
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceClaim
+  metadata:
+    creationTimestamp: "2026-01-02T03:04:05Z"
+    managedFields:
+    - apiVersion: resource.k8s.io/v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:spec:
+          f:devices: {}
+      manager: kubectl-client-side-apply
+      operation: Update
+      time: 2026-01-02T03:04:05Z
+    name: gpu
+    namespace: ml
+    resourceVersion: "1234"
+    uid: 0b0f4c6e-1111-2222-3333-444455556666
+  spec:
+    devices:
+      requests:
+      - exactly:
+          allocationMode: ExactCount
+          count: 1
+          deviceClassName: gpu.example.com
+        name: gpu
+  status:
+    allocation:
+      devices:
+        results:
+        - device: gpu-0
+          driver: gpu.example.com
+          pool: node-1
+          request: gpu
+      nodeSelector:
+        nodeSelectorTerms:
+        - matchFields:
+          - key: metadata.name
+            operator: In
+            values: [node-1]
+    reservedFor:
+    - {name: p, resource: pods, uid: 0b0f4c6e-aaaa-2222-3333-444455556666}
+    futureStatusField: kept
+kind: List
+metadata:
+  resourceVersion: ""
+"""
+
+
+def test_a_kubectl_dump_loads_and_decodes() -> None:
+    [obj] = load_text(KUBECTL_DUMP, "dump.yaml")
+    claim = decode(obj)
+    assert isinstance(claim, ResourceClaim)
+    assert claim.metadata.resource_version == "1234"
+    assert claim.status.allocation is not None
+    assert claim.status.allocation.devices.results[0].device == "gpu-0"
+    assert object_ref(obj) == "ResourceClaim ml/gpu"
+
+
+def test_round_trip_keeps_unknown_fields_and_managed_fields() -> None:
+    [obj] = load_text(KUBECTL_DUMP, "dump.yaml")
+    again = yaml.safe_load(dump_yaml([obj.raw]))
+    assert again == obj.raw
+    assert again["metadata"]["managedFields"][0]["manager"] == "kubectl-client-side-apply"
+    assert again["status"]["futureStatusField"] == "kept"
+    assert json.loads(dump_json([obj.raw])) == obj.raw
+
+
+def test_dump_keeps_key_order_uses_block_style_and_literal_multiline_strings() -> None:
+    raw = {"kind": "DeviceClass", "apiVersion": "resource.k8s.io/v1", "metadata": {"name": "x"},
+           "spec": {"selectors": [{"cel": {"expression": "a &&\nb"}}]}}
+    text = dump_yaml([raw])
+    assert text.splitlines()[:2] == ["kind: DeviceClass", "apiVersion: resource.k8s.io/v1"]
+    assert "{" not in text
+    assert "expression: |-\n" in text
+
+
+def test_dump_several_objects_as_a_kubectl_list() -> None:
+    document = yaml.safe_load(dump_yaml([{"kind": "A"}, {"kind": "B"}]))
+    assert document == {"apiVersion": "v1", "items": [{"kind": "A"}, {"kind": "B"}], "kind": "List",
+                        "metadata": {"resourceVersion": ""}}
+    assert json.loads(dump_json([]))["items"] == []
+
+
+def test_decode_error_names_object_and_field() -> None:
+    [obj] = load_text("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\n"
+                      "spec: {devices: {requests: [{name: a, exactly: {count: many}}]}}\n")
+    with pytest.raises(ObjectDecodeError) as info:
+        decode(obj)
+    error = info.value
+    assert isinstance(error, FieldDecodeError)
+    assert error.path == ("spec", "devices", "requests", 0, "exactly", "count")
+    assert str(error) == "ResourceClaim default/c: spec.devices.requests[0].exactly.count: expected int, got str"
+
+
+def test_decode_error_inside_a_map_names_the_key() -> None:
+    [obj] = load_text("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
+                      "spec:\n  devices:\n  - name: d\n    attributes:\n      good: {int: 1}\n"
+                      "      bad: {int: [1]}\n")
+    with pytest.raises(FieldDecodeError) as info:
+        decode(obj)
+    assert info.value.path == ("spec", "devices", 0, "attributes", "bad", "int")
+    assert isinstance(info.value.path[4], MapKey)
+    assert render_path(info.value.path) == "spec.devices[0].attributes[bad].int"
+
+
+def test_nulls_count_as_absent() -> None:
+    [obj] = load_text("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s, labels: null}\n"
+                      "spec: {driver: d, devices: null, nodeName: n}\n")
+    value = decode(obj)
+    assert isinstance(value, ResourceSlice) and value.spec.devices == []
+
+
+def test_classify() -> None:
+    def kind_of(api_version: str, kind: str) -> Support:
+        [obj] = load_text(f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: x}}\n")
+        return classify(obj).support
+
+    assert kind_of("v1", "Pod") is Support.MODELLED
+    assert kind_of("resource.k8s.io/v1beta2", "DeviceClass") is Support.MODELLED
+    assert kind_of("apps/v1", "Deployment") is Support.POD_TEMPLATE
+    assert kind_of("v1", "ConfigMap") is Support.NOT_CHECKED
+    assert kind_of("karpenter.sh/v1", "NodePool") is Support.NOT_CHECKED
+    assert kind_of("resource.k8s.io/v1beta2", "DeviceTaintRule") is Support.NOT_CHECKED
+    with pytest.raises(InputError, match="did you mean DeviceClass"):
+        kind_of("resource.k8s.io/v1", "Deviceclass")
+
+
+def test_pod_decodes_resource_claims() -> None:
+    [obj] = load_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resourceClaims:\n"
+                      "  - {name: g, resourceClaimTemplateName: t}\n  containers:\n"
+                      "  - name: c\n    resources: {claims: [{name: g}], limits: {cpu: 1}}\n")
+    pod = decode(obj)
+    assert isinstance(pod, Pod)
+    assert pod.spec.resource_claims[0].resource_claim_template_name == "t"
+    assert pod.spec.containers[0].resources.claims[0].name == "g"
+
+
+def test_unknown_fields_only_in_resource_specs() -> None:
+    [obj] = load_text("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: t, x: 1}\n"
+                      "spec:\n  metadata: {labels: {a: b}}\n  extra: 1\n  spec:\n    devices:\n"
+                      "      requests: [{name: a, exactly: {deviceClassName: c, countt: 2}}]\n")
+    found = {path: known for path, known in unknown_fields(obj)}
+    assert set(found) == {("spec", "extra"), ("spec", "spec", "devices", "requests", 0, "exactly", "countt")}
+    assert "count" in found[("spec", "spec", "devices", "requests", 0, "exactly", "countt")]
