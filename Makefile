@@ -15,8 +15,10 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/dratwin validate -f examples/
-	$(BIN)/dratwin allocate -f examples/ --node p5-node-1
-	$(BIN)/dratwin allocate -f examples/ --node p4d-node-1
+	$(BIN)/dratwin allocate -f examples/ --node p5-node-1 --claim ml/vllm-gpu --claim ml/train-gpu-efa
+	$(BIN)/dratwin allocate -f examples/ --node p4d-node-1 --claim ml/mig-1g
+	@# This claim cannot fit (exit status 1): the output explains why.
+	$(BIN)/dratwin allocate -f examples/ --node p5-node-1 --claim ml/llama-70b-fp16-gpu || test $$? -eq 1
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -14,7 +14,7 @@ def test_cel_benchmark_runs_once() -> None:
 
 
 def test_embedded_device_is_the_shared_one() -> None:
-    device, source = cel_bench.h100_device()
+    device, _ = cel_bench.h100_device()
     assert device.capacity["memory"].value == "81559Mi"
     assert device.attributes["productName"].string == "NVIDIA H100 80GB HBM3"
     assert (

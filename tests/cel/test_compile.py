@@ -217,3 +217,18 @@ def test_error_message_format(compiler: SelectorCompiler) -> None:
         "CEL compile error at line 1, column 7: undeclared reference to 'device.attribute' "
         "(did you mean device.attributes?)"
     )
+
+
+def test_cel_cpp_message_parsing_drops_the_nil_parsetree_entry() -> None:
+    from dratwin.cel.diagnostics import parse_compile_error
+
+    raw = (
+        "INVALID_ARGUMENT: ERROR: <input>:-1:-1: <<nil>> parsetree\n"
+        "ERROR: <input>:2:5: Syntax error: mismatched input '<EOF>' expecting {'[', '('}\n"
+        " | a &&\n"
+        " | ....^ [INVALID_ARGUMENT]"
+    )
+    failure = parse_compile_error("x &&\nab", raw)
+    assert (failure.line, failure.column) == (2, 5)
+    assert failure.message == "Syntax error: mismatched input '<EOF>' expecting {'[', '('}"
+    assert "ends too early" in failure.hint

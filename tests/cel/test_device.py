@@ -206,7 +206,7 @@ def test_list_attributes_with_the_feature_on(device: DeviceFactory, expression: 
 def test_list_attribute_with_the_feature_off_fails_even_when_unused(device: DeviceFactory) -> None:
     spec = {"name": "d", "attributes": {"model": {"string": "H100"}, "numa": {"ints": [0]}}}
     selector = SelectorCompiler().compile('device.attributes["gpu.example.com"].model == "H100"')
-    with pytest.raises(CelRuntimeError, match="unsupported attribute value.*DRAListTypeAttributes"):
+    with pytest.raises(CelRuntimeError, match=r"unsupported attribute value.*DRAListTypeAttributes"):
         selector.matches(device(spec))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from dratwin.cel.semver import Semver, SemverError, is_valid, parse, parse_normalized
@@ -90,9 +92,7 @@ ORDER = [
 ]
 
 
-@pytest.mark.parametrize(
-    "index", range(len(ORDER) - 1), ids=[f"{a}<{b}" for a, b in zip(ORDER, ORDER[1:], strict=False)]
-)
+@pytest.mark.parametrize("index", range(len(ORDER) - 1), ids=[f"{a}<{b}" for a, b in itertools.pairwise(ORDER)])
 def test_precedence(index: int) -> None:
     lower, higher = parse(ORDER[index]), parse(ORDER[index + 1])
     assert lower.compare(higher) == -1

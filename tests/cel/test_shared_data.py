@@ -55,7 +55,8 @@ def test_every_shared_selector_compiles(shared_dir: Path) -> None:
     [
         ("device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'", 8, 0),
         (
-            'device.driver == "dra.net" &&\n device.attributes["dra.net"].pciDevice == \'Elastic Fabric Adapter (EFA)\'',
+            'device.driver == "dra.net" &&\n'
+            " device.attributes[\"dra.net\"].pciDevice == 'Elastic Fabric Adapter (EFA)'",
             0,
             32,
         ),

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from dratwin.cel.source import ATTRIBUTE, CAPACITY, analyze, tokenize
+from dratwin.cel.source import (
+    ATTRIBUTE,
+    ATTRIBUTE_DOMAIN,
+    CAPACITY,
+    CAPACITY_DOMAIN,
+    Path,
+    analyze,
+    tokenize,
+)
 
 
 def test_tokens_skip_strings_and_comments() -> None:
@@ -45,7 +53,6 @@ def test_lookups_become_paths_and_domains() -> None:
 @pytest.mark.parametrize(
     "expression",
     [
-        '"d" in device.attributes',
         "device.attributes.size() > 1",
         "device.capacity.exists(d, d == 'x')",
         "cel.bind(a, device.attributes, a.size() == 1)",
@@ -60,10 +67,31 @@ def test_whole_map_uses_are_renamed_to_same_length_hidden_names(expression: str)
 
 
 def test_mixed_uses_rename_only_the_whole_map() -> None:
-    expression = '"d" in device.attributes && device.attributes["d"].x == 1'
+    expression = 'device.attributes.size() == 1 && device.attributes["d"].x == 1'
     facts = analyze(expression)
-    assert facts.text == '"d" in device._ttributes && device.attributes["d"].x == 1'
-    assert facts.paths is None  # `in` on the whole map: not a fixed path
+    assert facts.text == 'device._ttributes.size() == 1 && device.attributes["d"].x == 1'
+    assert facts.paths is None
+
+
+@pytest.mark.parametrize(
+    ("expression", "paths"),
+    [
+        ('"d" in device.attributes', ((ATTRIBUTE_DOMAIN, "d", ""),)),
+        ('("d" in device.capacity)', ((CAPACITY_DOMAIN, "d", ""),)),
+        ('"x" in device.attributes["d"] && true', ((ATTRIBUTE, "d", "x"),)),
+        (
+            '"d" in device.attributes && device.attributes["d"].x == 1',
+            ((ATTRIBUTE_DOMAIN, "d", ""), (ATTRIBUTE, "d", "x")),
+        ),
+        ('true == "d" in device.attributes', None),  # (true == "d") in ...: the string is not the member
+        ('"d" in device.attributes.map(k, k)', None),
+    ],
+    ids=["domain", "capacity-domain", "id", "domain-and-lookup", "not-the-member", "not-the-operand"],
+)
+def test_membership_tests_are_paths(expression: str, paths: tuple[Path, ...] | None) -> None:
+    facts = analyze(expression)
+    assert facts.paths == paths
+    assert "device.attributes[" in facts.text or "device.attributes" not in facts.text
 
 
 @pytest.mark.parametrize(

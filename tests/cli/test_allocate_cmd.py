@@ -116,7 +116,8 @@ def test_unsatisfiable_table_says_why(objects: Path, capsys: pytest.CaptureFixtu
     code, out, _ = run(capsys, "allocate", "-f", str(objects), "--node", "gpu-1", "--claim", "ml/huge")
     assert code == 1
     assert "cannot allocate on node gpu-1" in out
-    assert "2 of 2 devices: request selector false" in out
+    assert "2 of 2 devices: selector #0 of request gpu was false" in out
+    assert "memory=24Gi, memory=48Gi" in out
 
 
 def test_all_unallocated_claims_are_allocated_jointly_by_default(

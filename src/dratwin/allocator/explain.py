@@ -138,6 +138,10 @@ class Explanation:
 
 
 def describe(reason: Reason, detail: str) -> str:
+    """One phrase for people: selector reasons read "selector #0 of class X was false: <expression>"."""
+    if reason in (Reason.CLASS_SELECTOR_FALSE, Reason.REQUEST_SELECTOR_FALSE):
+        where, _, expression = detail.partition(": ")
+        return f"{where} was false: {expression}"
     return f"{reason.value} ({detail})" if detail else reason.value
 
 
@@ -248,15 +252,16 @@ def _selector_rejection(
     for reason, owner, selectors in checks:
         for index, selector in enumerate(selectors):
             if selector.cel is None:
-                return Rejection(device_id, Reason.CEL_ERROR, f"selector {index} of {owner} has no CEL expression")
+                return Rejection(device_id, Reason.CEL_ERROR, f"selector #{index} of {owner} has no CEL expression")
             expression = selector.cel.expression
             try:
                 matched = allocator.compiler.compile(expression).matches(allocator.cel_device(resource_slice, device))
             except CelError as error:
-                return Rejection(device_id, Reason.CEL_ERROR, f"selector {index} of {owner}: {error}")
+                return Rejection(device_id, Reason.CEL_ERROR, f"selector #{index} of {owner}: {error}")
             if not matched:
                 values = referenced_values(expression, resource_slice.spec.driver, device)
-                return Rejection(device_id, reason, f"selector {index} of {owner}: {expression}", values)
+                one_line = " ".join(expression.split())
+                return Rejection(device_id, reason, f"selector #{index} of {owner}: {one_line}", values)
     return None
 
 
@@ -267,7 +272,7 @@ _REFERENCE = re.compile(
 
 def referenced_values(expression: str, driver: str, device: Device) -> tuple[str, ...]:
     """The device's values of the attributes and capacities an expression reads, as ``name=value``."""
-    found = []
+    found = [f"driver={driver}"] if "device.driver" in expression else []
     for kind, domain, ident, quoted in _REFERENCE.findall(expression):
         name = ident or quoted
         qualified = f"{domain}/{name}"

@@ -25,7 +25,7 @@ from dratwin.cel import environment as envnames
 from dratwin.cel import values
 from dratwin.cel.semver import SemverError
 from dratwin.cel.semver import parse as parse_semver
-from dratwin.cel.source import ATTRIBUTE, CAPACITY, Path
+from dratwin.cel.source import ATTRIBUTE, ATTRIBUTE_DOMAIN, CAPACITY, CAPACITY_DOMAIN, Path
 from dratwin.errors import QuantityError
 
 _MISSING = object()
@@ -149,11 +149,15 @@ class CelDevice:
 
     def projected_data(self, paths: tuple[Path, ...]) -> dict[str, Any]:
         """Only the values at ``paths``: less to convert into CEL, same result for such selectors."""
-        maps: dict[str, Maps] = {ATTRIBUTE: {}, CAPACITY: {}}
+        maps: dict[str, Maps] = {ATTRIBUTE: {}, CAPACITY: {}, ATTRIBUTE_DOMAIN: {}, CAPACITY_DOMAIN: {}}
         for path in paths:
             kind, domain, ident = path
-            target = maps[kind].setdefault(domain, {})
             value = self._value(path)[0]
+            if kind in (ATTRIBUTE_DOMAIN, CAPACITY_DOMAIN):
+                if value:  # `"d" in device.attributes` reads only the keys of the whole map
+                    maps[kind][domain] = {}
+                continue
+            target = maps[kind].setdefault(domain, {})
             if value is not _MISSING:
                 target[ident] = value if kind == ATTRIBUTE else values.quantity_message(value)
         return {
@@ -161,6 +165,8 @@ class CelDevice:
             envnames.ATTRIBUTES: maps[ATTRIBUTE],
             envnames.CAPACITY: maps[CAPACITY],
             envnames.ALLOW_MULTIPLE: self.allow_multiple_allocations,
+            envnames.WHOLE_ATTRIBUTES: maps[ATTRIBUTE_DOMAIN],
+            envnames.WHOLE_CAPACITY: maps[CAPACITY_DOMAIN],
         }
 
     def has(self, path: Path) -> bool:
@@ -175,7 +181,11 @@ class CelDevice:
         found = self._values.get(path)
         if found is None:
             kind, domain, ident = path
-            if kind == ATTRIBUTE:
+            if kind in (ATTRIBUTE_DOMAIN, CAPACITY_DOMAIN):
+                table = self.device.attributes if kind == ATTRIBUTE_DOMAIN else self.device.capacity
+                present = any(split_name(name, self.driver)[0] == domain for name in table)
+                found = (present, ("d", present))
+            elif kind == ATTRIBUTE:
                 attribute = _entry(self.device.attributes, self.driver, domain, ident)
                 if attribute is None:
                     found = (_MISSING, _MISSING)

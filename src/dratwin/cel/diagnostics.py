@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dratwin.cel.environment import DEVICE_FIELDS
-from dratwin.cel.source import ATTRIBUTE, Path
+from dratwin.cel.source import ATTRIBUTE, CAPACITY, Path
 
 _ENTRY = re.compile(r"ERROR: <input>:(-?\d+):(-?\d+): ")
 _STATUS = re.compile(r"^[A-Z_]+: ")
@@ -196,7 +196,7 @@ def runtime_failure(text: str, lookups: tuple[Path, ...], present: Callable[[Pat
     if missing:
         key = missing.group(1)
         for kind, domain, ident in lookups:
-            if ident == key and not present((kind, domain, ident)):
+            if kind in (ATTRIBUTE, CAPACITY) and ident == key and not present((kind, domain, ident)):
                 return _missing_path(kind, domain, ident)
         return (
             f"no such key: {key!r}",

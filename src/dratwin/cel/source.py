@@ -26,7 +26,10 @@ from typing import NamedTuple
 from dratwin.cel.environment import DEVICE_FIELDS, HIDDEN_FIELD
 
 ATTRIBUTE, CAPACITY = "attributes", "capacity"
-Path = tuple[str, str, str]  # (ATTRIBUTE or CAPACITY, domain, id)
+# `"d" in device.attributes`: whether the device has the domain at all (the id is "").
+ATTRIBUTE_DOMAIN, CAPACITY_DOMAIN = "attributes-domain", "capacity-domain"
+DOMAIN_KIND = {ATTRIBUTE: ATTRIBUTE_DOMAIN, CAPACITY: CAPACITY_DOMAIN}
+Path = tuple[str, str, str]  # (kind, domain, id)
 
 # Functions cel-expr-python 0.1.3 declares but cannot evaluate ("No overload found in reference
 # resolve step for cel.@mapInsert"): two-variable comprehensions that build maps.
@@ -37,6 +40,9 @@ UNRUNNABLE = {
     "in its runtime); use transformList() or map()",
 }
 REGEX_FUNCTIONS = frozenset({"matches", "find", "findAll"})
+# Tokens after which a new operand starts, and tokens that end an operand of `in` (lower precedence).
+_OPERAND_START = frozenset({"(", "&&", "||", ",", "?", ":", "[", "{"})
+_OPERAND_END = frozenset({"&&", "||", ")", "?", ":", ",", "]", "}", "==", "!="})
 
 _TOKEN = re.compile(
     r"""
@@ -219,10 +225,22 @@ class _Analyzer:
             )
             return
         if field_token.text in (ATTRIBUTE, CAPACITY):
-            self._map_use(field_token.text, field_token, i + 3)
+            self._map_use(field_token.text, field_token, i + 3, self._member(i))
 
-    def _map_use(self, kind: str, field_token: Token, j: int) -> None:
-        """Classify the use of a device map whose next token is at ``j``."""
+    def _member(self, i: int) -> str | None:
+        """The literal ``x`` of ``"x" in device...`` when the device operand starts at ``i``."""
+        if i < 2 or not (self.is_(i - 1, "ident", "in") and self.is_(i - 2, "string")):
+            return None
+        if i >= 3 and not (self.tokens[i - 3].kind == "punct" and self.tokens[i - 3].text in _OPERAND_START):
+            return None  # e.g. `a == "x" in m`: the left operand of `in` is not the string
+        return self.tokens[i - 2].value
+
+    def _ends_operand(self, j: int) -> bool:
+        return j >= len(self.tokens) or (self.tokens[j].kind == "punct" and self.tokens[j].text in _OPERAND_END)
+
+    def _map_use(self, kind: str, field_token: Token, j: int, member: str | None) -> None:
+        """Classify the use of a device map whose next token is at ``j``; ``member`` is the ``x`` of
+        ``"x" in ...`` around it."""
         domain: str | None = None
         if self.is_(j, "punct", "[") and self.is_(j + 1, "string") and self.is_(j + 2, "punct", "]"):
             domain, j = self.tokens[j + 1].value, j + 3
@@ -233,15 +251,21 @@ class _Analyzer:
             self.projectable = False  # a computed or optional domain: a lookup, but not a fixed path
             return
         else:
-            self.projectable = False  # the map as a whole: it must not see the added empty domains
+            # The map as a whole: it must not see the added empty domains.
             self.renames.append(field_token)
+            if member is not None and self._ends_operand(j):
+                self.paths.append((DOMAIN_KIND[kind], member, ""))  # depends only on that domain's presence
+            else:
+                self.projectable = False
             return
         if domain is None:
             self.projectable = False
             return
         ident = self._leaf(j)
+        if ident is None and member is not None and self._ends_operand(j):
+            ident = member  # `"id" in device.attributes["d"]` depends only on that id's presence
         if ident is None:
-            self.projectable = False  # the domain's map as a whole (iteration, size, `in`, bind)
+            self.projectable = False  # the domain's map as a whole (iteration, size, bind)
         else:
             self.paths.append((kind, domain, ident))
 
