@@ -10,13 +10,13 @@ upstream refuses. Claims are allocated jointly: all of them or none.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 from dratwin.allocator.constraints import Constraint, DistinctAttribute, MatchAttribute
 from dratwin.allocator.features import Features
-from dratwin.allocator.pools import Pool, gather_pools
+from dratwin.allocator.pools import Pool, SliceIndex, gather_pools
 from dratwin.allocator.requests import ALL, EXACT_COUNT, RequestView, view_exact, view_sub
 from dratwin.allocator.results import build_result
 from dratwin.allocator.search import MAX_RESULTS, Candidate, ClaimPlan, Search
@@ -58,23 +58,27 @@ class Allocator:
     def __init__(
         self,
         features: Features,
-        classes: Sequence[DeviceClass],
-        slices: Sequence[ResourceSlice],
+        classes: Sequence[DeviceClass] | Mapping[str, DeviceClass],
+        slices: Sequence[ResourceSlice] | SliceIndex,
         state: AllocatedState | None = None,
         compiler: SelectorCompiler | None = None,
+        device_views: dict[int, CelDevice] | None = None,
     ) -> None:
+        """``slices`` may be a prebuilt SliceIndex and ``device_views`` a cache shared across cycles:
+        kube-scheduler builds an allocator per pod, so whatever does not change between pods is
+        passed in rather than rebuilt."""
         self.features = features
-        self.classes = {c.metadata.name: c for c in classes}
-        self.slices = list(slices)
+        self.classes = dict(classes) if isinstance(classes, Mapping) else {c.metadata.name: c for c in classes}
+        self.index = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
         self.state = state or AllocatedState()
         self.compiler = compiler or SelectorCompiler(list_type_attributes=features.list_type_attributes)
-        self._cel_devices: dict[int, CelDevice] = {}
+        self._cel_devices = device_views if device_views is not None else {}
         self._available: dict[tuple[str, str, int], dict[str, dict[str, Fraction]]] = {}
 
     # ---- public ----------------------------------------------------------------------------------
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim]) -> AllocationOutcome:
-        pools = gather_pools(self.slices, node, self.features)
+        pools = gather_pools(self.index, node, self.features)
         search = Search(self, node, pools, [])
         for index, claim in enumerate(claims):
             search.plans.append(ClaimPlan(claim, [], []))

@@ -147,7 +147,7 @@ def describe(reason: Reason, detail: str) -> str:
 
 def explain(allocator: Allocator, node: Node, claims: Sequence[ResourceClaim]) -> Explanation:
     """Diagnose why ``claims`` do not fit on ``node``. Never raises for CEL errors: they become reasons."""
-    pools = gather_pools(allocator.slices, node, allocator.features)
+    pools = gather_pools(allocator.index, node, allocator.features)
     requests: list[RequestExplanation] = []
     notes: list[str] = []
     for claim in claims:

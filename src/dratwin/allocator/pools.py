@@ -46,16 +46,43 @@ class Pool:
         return not self.incomplete and not self.invalid
 
 
-def gather_pools(slices: Sequence[ResourceSlice], node: Node, features: Features) -> list[Pool]:
+class SliceIndex:
+    """All ResourceSlices of the cluster, indexed once so that one node's pools are found without a scan.
+
+    Slices naming a node are kept per node; the rest (and every counter-set slice, which belongs to its
+    whole pool) are candidates for every node. ``by_pool`` serves the completeness check.
+    """
+
+    def __init__(self, slices: Sequence[ResourceSlice]) -> None:
+        self.slices = list(slices)
+        self.by_node: dict[str, list[ResourceSlice]] = {}
+        self.shared: list[ResourceSlice] = []
+        self.by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
+        for resource_slice in self.slices:
+            spec = resource_slice.spec
+            self.by_pool.setdefault((spec.driver, spec.pool.name), []).append(resource_slice)
+            if spec.node_name and not spec.shared_counters:
+                self.by_node.setdefault(spec.node_name, []).append(resource_slice)
+            else:
+                self.shared.append(resource_slice)
+
+    def for_node(self, node_name: str) -> list[ResourceSlice]:
+        return [*self.by_node.get(node_name, ()), *self.shared]
+
+
+def gather_pools(index: SliceIndex | Sequence[ResourceSlice], node: Node, features: Features) -> list[Pool]:
     """The pools that provide devices for ``node``, in the order the allocator searches them."""
+    if not isinstance(index, SliceIndex):
+        index = SliceIndex(index)
     pools: dict[tuple[str, str], Pool] = {}
-    for resource_slice in slices:
+    for resource_slice in index.for_node(node.metadata.name):
         if _is_relevant(resource_slice, node, features):
             _add_slice(pools, resource_slice)
     result = []
     for pool in pools.values():
-        if _settle_completeness(pool, slices, features):
-            _check_validity(pool, features)
+        if _settle_completeness(pool, index.by_pool[(pool.driver, pool.name)], features):
+            if not pool.incomplete:
+                _check_validity(pool, features)  # Only complete pools are judged, like upstream.
             result.append(pool)
     return sort_pools(result)
 
@@ -100,10 +127,11 @@ def _add_slice(pools: dict[tuple[str, str], Pool], resource_slice: ResourceSlice
     pool.slices.append(resource_slice)
 
 
-def _settle_completeness(pool: Pool, all_slices: Sequence[ResourceSlice], features: Features) -> bool:
-    """Mark the pool incomplete if slices are missing; False when the pool is obsolete (ignore it)."""
+def _settle_completeness(pool: Pool, in_pool: Sequence[ResourceSlice], features: Features) -> bool:
+    """Mark the pool incomplete if slices are missing; False when the pool is obsolete (ignore it).
+
+    ``in_pool`` is every slice of the pool in the cluster, whichever node it names."""
     expected = pool.slices[0].spec.pool.resource_slice_count
-    in_pool = [s for s in all_slices if s.spec.driver == pool.driver and s.spec.pool.name == pool.name]
     newer_exists = any(s.spec.pool.generation > pool.generation for s in in_pool)
     if newer_exists and len(pool.slices) != expected:
         return False  # Being replaced by a newer generation that has nothing for this node.

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from dratwin.allocator.features import Features
 from dratwin.api.quantity import Quantity
-from dratwin.api.resource import ResourceClaim
+from dratwin.api.resource import AllocationResult, ResourceClaim
 
 
 class DeviceID(NamedTuple):
@@ -48,20 +48,24 @@ class AllocatedState:
         """
         state = cls()
         for claim in claims:
-            allocation = claim.status.allocation
-            if allocation is None:
-                continue
-            owner = f"{claim.metadata.namespace}/{claim.metadata.name}"
-            for result in allocation.devices.results:
-                if result.admin_access:
-                    continue
-                device = DeviceID(result.driver, result.pool, result.device)
-                state.owners.setdefault(device, []).append(owner)
-                if features.consumable_capacity and result.share_id:
-                    state._add_share(device, result.share_id, result.consumed_capacity)
-                else:
-                    state.exclusive.add(device)
+            if claim.status.allocation is not None:
+                state.hold(f"{claim.metadata.namespace}/{claim.metadata.name}", claim.status.allocation, features)
         return state
+
+    def hold(self, owner: str, allocation: AllocationResult, features: Features) -> list[DeviceID]:
+        """Record the devices of one allocation as in use by ``owner``; returns the devices touched."""
+        touched = []
+        for result in allocation.devices.results:
+            if result.admin_access:
+                continue
+            device = DeviceID(result.driver, result.pool, result.device)
+            touched.append(device)
+            self.owners.setdefault(device, []).append(owner)
+            if features.consumable_capacity and result.share_id:
+                self._add_share(device, result.share_id, result.consumed_capacity)
+            else:
+                self.exclusive.add(device)
+        return touched
 
     def _add_share(self, device: DeviceID, share_id: str, consumed: dict[str, str | int | float]) -> None:
         self.shared.add((device, share_id))

@@ -90,6 +90,23 @@ class Container(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"
     name: str = ""
     image: str = ""
     resources: ResourceRequirements = msgspec.field(default_factory=ResourceRequirements)
+    restart_policy: str | None = None  # "Always" on an init container makes it a sidecar
+
+
+class PreferredSchedulingTerm(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    weight: int = 0
+    preference: NodeSelectorTerm = msgspec.field(default_factory=NodeSelectorTerm)
+
+
+class NodeAffinity(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] = msgspec.field(
+        default_factory=list
+    )
+
+
+class Affinity(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    node_affinity: NodeAffinity | None = None
 
 
 class PodSpec(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
@@ -98,7 +115,32 @@ class PodSpec(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
     resource_claims: list[PodResourceClaim] = msgspec.field(default_factory=list)
     node_name: str = ""
     node_selector: dict[str, str] = msgspec.field(default_factory=dict)
+    affinity: Affinity | None = None
     tolerations: list[Toleration] = msgspec.field(default_factory=list)
+    priority: int | None = None
+    priority_class_name: str = ""
+    scheduler_name: str = ""
+    overhead: dict[str, str | int | float] = msgspec.field(default_factory=dict)
+    preemption_policy: str = ""
+
+
+class PodCondition(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+    message: str = ""
+
+
+class PodResourceClaimStatus(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    name: str = ""
+    resource_claim_name: str | None = None
+
+
+class PodStatus(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    phase: str = ""
+    conditions: list[PodCondition] = msgspec.field(default_factory=list)
+    nominated_node_name: str = ""
+    resource_claim_statuses: list[PodResourceClaimStatus] = msgspec.field(default_factory=list)
 
 
 class Pod(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
@@ -106,3 +148,4 @@ class Pod(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
     kind: str = "Pod"
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     spec: PodSpec = msgspec.field(default_factory=PodSpec)
+    status: PodStatus = msgspec.field(default_factory=PodStatus)

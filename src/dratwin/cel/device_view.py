@@ -138,6 +138,9 @@ class CelDevice:
         if self._maps is None:
             self._maps = _convert(self.driver, self.device, self.list_type_attributes)
         attributes, capacity = self._maps
+        # The driver's own domain is always there (empty when the device publishes nothing in it), so
+        # that ``device.attributes[device.driver]`` behaves like upstream's map with an empty default.
+        domains = domains | {self.driver}
         return {
             envnames.DRIVER: self.driver,
             envnames.ATTRIBUTES: _with_domains(attributes, domains),

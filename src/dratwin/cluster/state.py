@@ -1,0 +1,180 @@
+"""The one owner of the cluster's objects during a run, with the indexes the scheduler reads.
+
+Objects are kept both as written (``raw``, so that output keeps every field) and typed. Every change
+goes through a method here, which updates the indexes (pods per node, requested resources, devices
+in use, DRA versions per node) and appends an event; the scheduler and controllers never keep their
+own mutable copies.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from dratwin.allocator.features import Features
+from dratwin.allocator.pools import SliceIndex
+from dratwin.allocator.state import AllocatedState
+from dratwin.api.core import Node, Pod
+from dratwin.api.resource import (
+    AllocationResult,
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
+from dratwin.cel import CelDevice
+from dratwin.scheduler.framework import NodeInfo, PodInfo
+
+Raw = dict[str, Any]
+
+
+@dataclass
+class PodRecord:
+    raw: Raw
+    pod: Pod
+    info: PodInfo
+
+
+@dataclass
+class ClaimRecord:
+    raw: Raw
+    claim: ResourceClaim
+
+    @property
+    def key(self) -> str:
+        return f"{self.claim.metadata.namespace}/{self.claim.metadata.name}"
+
+
+@dataclass(frozen=True)
+class Event:
+    """One change, in order: ``type`` is Added, Modified or Deleted, as in a watch."""
+
+    seq: int
+    type: str
+    kind: str
+    key: str
+
+
+@dataclass
+class ClusterState:
+    features: Features = field(default_factory=Features)
+    nodes: dict[str, NodeInfo] = field(default_factory=dict)
+    node_raw: dict[str, Raw] = field(default_factory=dict)
+    pods: dict[str, PodRecord] = field(default_factory=dict)
+    claims: dict[str, ClaimRecord] = field(default_factory=dict)
+    templates: dict[str, ResourceClaimTemplate] = field(default_factory=dict)
+    classes: dict[str, DeviceClass] = field(default_factory=dict)
+    slices: list[ResourceSlice] = field(default_factory=list)
+    allocated: AllocatedState = field(default_factory=AllocatedState)
+    events: list[Event] = field(default_factory=list)
+    # A node's DRA version changes whenever a device it can use changes hands; pools not bound to one
+    # node (network-attached devices) change the global version instead.
+    dra_version: dict[str, int] = field(default_factory=dict)
+    dra_global_version: int = 0
+    device_views: dict[int, CelDevice] = field(default_factory=dict)
+    _index: SliceIndex | None = None
+    _pool_nodes: dict[tuple[str, str], str | None] = field(default_factory=dict)
+
+    # ---- reading -----------------------------------------------------------------------------------
+
+    @property
+    def slice_index(self) -> SliceIndex:
+        if self._index is None:
+            self._index = SliceIndex(self.slices)
+            self._pool_nodes = _pool_nodes(self.slices)
+        return self._index
+
+    def dra_key(self, node: str) -> tuple[int, int]:
+        return (self.dra_version.get(node, 0), self.dra_global_version)
+
+    def claims_of(self, keys: Iterable[str]) -> list[ClaimRecord]:
+        return [self.claims[k] for k in keys if k in self.claims]
+
+    # ---- changes -----------------------------------------------------------------------------------
+
+    def record(self, type_: str, kind: str, key: str) -> None:
+        self.events.append(Event(len(self.events) + 1, type_, kind, key))
+
+    def add_node(self, raw: Raw, node: Node, info: NodeInfo) -> None:
+        self.nodes[node.metadata.name] = info
+        self.node_raw[node.metadata.name] = raw
+        self.record("Added", "Node", node.metadata.name)
+
+    def add_slice(self, resource_slice: ResourceSlice) -> None:
+        self.slices.append(resource_slice)
+        self._index = None
+        self.record("Added", "ResourceSlice", resource_slice.metadata.name)
+
+    def add_claim(self, raw: Raw) -> ClaimRecord:
+        claim = msgspec.convert(raw, ResourceClaim, strict=False)
+        if not claim.metadata.namespace:
+            claim.metadata.namespace = "default"
+        record = ClaimRecord(raw, claim)
+        self.claims[record.key] = record
+        if claim.status.allocation is not None:
+            self._hold(claim, claim.status.allocation)
+        self.record("Added", "ResourceClaim", record.key)
+        return record
+
+    def allocate_claim(self, key: str, allocation: AllocationResult) -> None:
+        """Write ``status.allocation`` (as the scheduler's PreBind does) and mark the devices in use."""
+        record = self.claims[key]
+        record.claim.status.allocation = allocation
+        record.raw = copy.copy(record.raw)
+        status = dict(record.raw.get("status") or {})
+        status["allocation"] = msgspec.to_builtins(allocation)
+        record.raw["status"] = status
+        self._hold(record.claim, allocation)
+        self.record("Modified", "ResourceClaim", key)
+
+    def reserve_claim(self, key: str, pod: Pod) -> None:
+        record = self.claims[key]
+        status = dict(record.raw.get("status") or {})
+        reserved = list(status.get("reservedFor") or [])
+        reserved.append({"resource": "pods", "name": pod.metadata.name, "uid": pod.metadata.uid})
+        status["reservedFor"] = reserved
+        record.raw = {**record.raw, "status": status}
+        record.claim = msgspec.convert(record.raw, ResourceClaim, strict=False)
+        if not record.claim.metadata.namespace:
+            record.claim.metadata.namespace = "default"
+        self.record("Modified", "ResourceClaim", key)
+
+    def bind_pod(self, key: str, node_name: str, raw: Raw, pod: Pod) -> None:
+        record = self.pods[key]
+        record.raw, record.pod = raw, pod
+        record.info.pod = pod
+        node = self.nodes[node_name]
+        node.pods.append(record.info)
+        for name, amount in record.info.requests.items():
+            node.requested[name] = node.requested.get(name, 0) + amount
+        node.generation += 1
+        self.record("Modified", "Pod", key)
+
+    def _hold(self, claim: ResourceClaim, allocation: AllocationResult) -> None:
+        owner = f"{claim.metadata.namespace}/{claim.metadata.name}"
+        devices = self.allocated.hold(owner, allocation, self.features)
+        self.slice_index  # noqa: B018 - builds the pool -> node map on first use
+        for node in {self._pool_nodes.get((d.driver, d.pool)) for d in devices}:
+            if node is None:
+                self.dra_global_version += 1
+            else:
+                self.dra_version[node] = self.dra_version.get(node, 0) + 1
+
+
+def _pool_nodes(slices: Iterable[ResourceSlice]) -> dict[tuple[str, str], str | None]:
+    """The one node a pool's devices belong to, or None when the pool serves several nodes."""
+    nodes: dict[tuple[str, str], str | None] = {}
+    for resource_slice in slices:
+        key = (resource_slice.spec.driver, resource_slice.spec.pool.name)
+        node = resource_slice.spec.node_name or None
+        if resource_slice.spec.shared_counters:
+            continue
+        if key in nodes and nodes[key] != node:
+            nodes[key] = None
+        else:
+            nodes.setdefault(key, node)
+    return nodes

@@ -1,0 +1,1 @@
+"""A kube-scheduler twin: the default profile's filters and scores, DRA, queueing and preemption."""

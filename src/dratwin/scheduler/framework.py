@@ -1,0 +1,125 @@
+"""The scheduling framework: statuses, per-node state, the per-cycle state and the plugin protocols.
+
+Mirrors kube-scheduler's framework: a plugin answers a Filter with a ``Status`` (success, or a "no"
+with its reasons as data), a Score with an integer, and the framework stamps the plugin name on
+every status so that explanations can say which plugin said no.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from dratwin.api.core import Node, Pod
+
+MAX_NODE_SCORE = 100
+
+
+class Code(enum.IntEnum):
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2  # preemption might help
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3  # preemption cannot help
+    SKIP = 4
+
+
+@dataclass(frozen=True)
+class Status:
+    """The answer of one plugin; ``reasons`` are short phrases as kube-scheduler prints them."""
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+    details: Any = None  # plugin-specific data for explanations (e.g. the DRA explanation)
+
+    @property
+    def ok(self) -> bool:
+        return self.code in (Code.SUCCESS, Code.SKIP)
+
+    @property
+    def unresolvable(self) -> bool:
+        return self.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+    def with_plugin(self, plugin: str) -> Status:
+        return Status(self.code, self.reasons, plugin, self.details)
+
+
+SUCCESS = Status()
+
+
+def unschedulable(*reasons: str, details: Any = None) -> Status:
+    return Status(Code.UNSCHEDULABLE, tuple(reasons), details=details)
+
+
+def unresolvable(*reasons: str, details: Any = None) -> Status:
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, tuple(reasons), details=details)
+
+
+def error(reason: str) -> Status:
+    return Status(Code.ERROR, (reason,))
+
+
+Resources = dict[str, int]
+"""Resource amounts as integers: ``cpu`` in millicores, ``memory`` and ``ephemeral-storage`` in bytes,
+``pods`` and extended resources (``nvidia.com/gpu``) in units."""
+
+
+@dataclass
+class PodInfo:
+    """A pod with what the scheduler derives from it once: its key, priority and resource requests."""
+
+    pod: Pod
+    key: str  # namespace/name
+    priority: int
+    requests: Resources  # effective requests (max of init containers and the sum of containers, plus overhead)
+    order: int = 0  # queue order among equal priorities (creation order)
+
+
+@dataclass
+class NodeInfo:
+    """A node and what is bound or assumed on it. ``generation`` changes whenever anything on it does."""
+
+    node: Node
+    allocatable: Resources
+    requested: Resources = field(default_factory=dict)
+    pods: list[PodInfo] = field(default_factory=list)
+    generation: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.node.metadata.name
+
+
+class CycleState(dict[str, Any]):
+    """Per-pod scratch shared by the plugins during one scheduling cycle."""
+
+
+class PreFilterPlugin(Protocol):
+    name: str
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        """Once per cycle, before any Filter. A "no" here rejects the pod on every node."""
+        ...
+
+
+class FilterPlugin(Protocol):
+    name: str
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Can the pod run on this node? Must not change anything."""
+        ...
+
+
+class ScorePlugin(Protocol):
+    name: str
+    weight: int
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        """A raw score for a feasible node; ``normalize`` maps raw scores to 0..MAX_NODE_SCORE."""
+        ...
+
+    def normalize(self, state: CycleState, pod: PodInfo, scores: dict[str, int]) -> None:
+        """Rewrite ``scores`` (node name -> raw score) in place to 0..MAX_NODE_SCORE."""
+        ...

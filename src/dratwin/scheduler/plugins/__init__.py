@@ -1,0 +1,1 @@
+"""The scheduler plugins of the default profile that matter for GPU clusters."""
