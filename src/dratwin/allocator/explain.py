@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from dratwin.allocator.allocator import Allocator
 
 
+MAX_VALUES = 6
+
+
 class Reason(enum.Enum):
     POOL_INCOMPLETE = "pool incomplete"
     POOL_INVALID = "pool invalid"
@@ -80,7 +83,8 @@ class RequestExplanation:
         rows = []
         for (reason, detail), items in grouped.items():
             values = sorted({v for r in items for v in r.values})
-            rows.append((reason, detail, len(items), [str(r.device) for r in items[:3]], values[:6]))
+            shown = values[:MAX_VALUES] + ([f"+{len(values) - MAX_VALUES} more"] if len(values) > MAX_VALUES else [])
+            rows.append((reason, detail, len(items), [str(r.device) for r in items[:3]], shown))
         return sorted(rows, key=lambda row: (-row[2], row[0].value, row[1]))
 
     def summary_lines(self) -> list[str]:
@@ -203,8 +207,8 @@ def _first_rejection(
     if pool.invalid:
         return Rejection(device_id, Reason.POOL_INVALID, pool.invalid_reason)
     if not view.admin_access and device_id in allocator.state.exclusive:
-        owners = ", ".join(allocator.state.owners.get(device_id, [])) or "another claim"
-        return Rejection(device_id, Reason.IN_USE, f"allocated to {owners}")
+        owners = tuple(allocator.state.owners.get(device_id, [])) or ("another claim",)
+        return Rejection(device_id, Reason.IN_USE, "allocated to another claim", owners)
     if device.binding_conditions and not features.binding_conditions:
         return Rejection(device_id, Reason.BINDING_CONDITIONS_OFF, "DRADeviceBindingConditions is off")
     selector_rejection = _selector_rejection(allocator, resource_slice, device, device_id, view, claim)
@@ -320,6 +324,8 @@ def _verdict(requests: list[RequestExplanation], claims: Sequence[ResourceClaim]
     for request in requests:
         by_request[(request.claim, request.request.split("/")[0])].append(request)
     short = [views[-1] for views in by_request.values() if all(v.short for v in views)]
+    if short and short[0].considered == 0:
+        return "the node has no devices: no ResourceSlice publishes any for it"
     if short:
         first = short[0]
         return (

@@ -67,6 +67,30 @@ class AllocatedState:
                 self.exclusive.add(device)
         return touched
 
+    def release(self, owner: str, allocation: AllocationResult, features: Features) -> list[DeviceID]:
+        """Undo :meth:`hold` for one allocation (the claim was deallocated); returns the devices touched."""
+        touched = []
+        for result in allocation.devices.results:
+            if result.admin_access:
+                continue
+            device = DeviceID(result.driver, result.pool, result.device)
+            touched.append(device)
+            owners = self.owners.get(device, [])
+            if owner in owners:
+                owners.remove(owner)
+            if not owners:
+                self.owners.pop(device, None)
+            if features.consumable_capacity and result.share_id:
+                self.shared.discard((device, result.share_id))
+                totals = self.aggregated_capacity.get(device, {})
+                for name, value in result.consumed_capacity.items():
+                    totals[name] = totals.get(name, Fraction(0)) - Quantity.parse(value).value
+                if not any(device == d for d, _ in self.shared):
+                    self.aggregated_capacity.pop(device, None)
+            else:
+                self.exclusive.discard(device)
+        return touched
+
     def _add_share(self, device: DeviceID, share_id: str, consumed: dict[str, str | int | float]) -> None:
         self.shared.add((device, share_id))
         totals = self.aggregated_capacity.setdefault(device, {})

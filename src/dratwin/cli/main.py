@@ -22,6 +22,8 @@ manifests, and explains why, without a cluster.
 commands:
   validate   check manifests: schema, API limits, CEL selectors, dangling references
   allocate   run the DRA allocator for one node: which devices each claim gets, or why not
+  schedule   place every pending pod like kube-scheduler, with DRA; say why the rest stays Pending
+  explain    why one pod or claim is pending, from the scheduler's summary down to device values
   bench      run the benchmarks and print the figures
 """
 
@@ -38,9 +40,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_registrars() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
-    from dratwin.cli import allocate_cmd, bench_cmd, validate_cmd
+    from dratwin.cli import allocate_cmd, bench_cmd, explain_cmd, schedule_cmd, validate_cmd
 
-    return [validate_cmd.register, allocate_cmd.register, bench_cmd.register]
+    return [
+        validate_cmd.register,
+        allocate_cmd.register,
+        schedule_cmd.register,
+        explain_cmd.register,
+        bench_cmd.register,
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,7 +17,7 @@ import msgspec
 
 from dratwin.allocator.features import Features
 from dratwin.allocator.pools import SliceIndex
-from dratwin.allocator.state import AllocatedState
+from dratwin.allocator.state import AllocatedState, DeviceID
 from dratwin.api.core import Node, Pod
 from dratwin.api.resource import (
     AllocationResult,
@@ -28,6 +28,7 @@ from dratwin.api.resource import (
 )
 from dratwin.cel import CelDevice
 from dratwin.scheduler.framework import NodeInfo, PodInfo
+from dratwin.scheduler.resources import add_pod, remove_pod
 
 Raw = dict[str, Any]
 
@@ -144,19 +145,58 @@ class ClusterState:
         self.record("Modified", "ResourceClaim", key)
 
     def bind_pod(self, key: str, node_name: str, raw: Raw, pod: Pod) -> None:
+        """The pod is bound: its new object, and its requests booked on the node."""
         record = self.pods[key]
-        record.raw, record.pod = raw, pod
-        record.info.pod = pod
-        node = self.nodes[node_name]
-        node.pods.append(record.info)
-        for name, amount in record.info.requests.items():
-            node.requested[name] = node.requested.get(name, 0) + amount
-        node.generation += 1
+        record.raw, record.pod, record.info.pod = raw, pod, pod
+        add_pod(self.nodes[node_name], record.info)
         self.record("Modified", "Pod", key)
+
+    def deallocate_claim(self, key: str) -> None:
+        """Remove ``status.allocation`` and ``reservedFor`` (the resourceclaim controller, no consumer left)."""
+        record = self.claims[key]
+        allocation = record.claim.status.allocation
+        if allocation is None:
+            return
+        devices = self.allocated.release(key, allocation, self.features)
+        self._bump(devices)
+        status = {k: v for k, v in (record.raw.get("status") or {}).items() if k not in ("allocation", "reservedFor")}
+        record.raw = {k: v for k, v in record.raw.items() if k != "status"}
+        if status:
+            record.raw["status"] = status
+        record.claim.status.allocation = None
+        record.claim.status.reserved_for = []
+        self.record("Modified", "ResourceClaim", key)
+
+    def delete_claim(self, key: str) -> None:
+        self.deallocate_claim(key)
+        del self.claims[key]
+        self.record("Deleted", "ResourceClaim", key)
+
+    def unreserve_claim(self, key: str, pod: Pod) -> int:
+        """Drop the pod from ``reservedFor``; returns how many consumers are left."""
+        record = self.claims[key]
+        status = dict(record.raw.get("status") or {})
+        left = [r for r in status.get("reservedFor") or [] if r.get("uid") != pod.metadata.uid]
+        status["reservedFor"] = left
+        record.raw = {**record.raw, "status": status}
+        record.claim.status.reserved_for = [r for r in record.claim.status.reserved_for if r.uid != pod.metadata.uid]
+        self.record("Modified", "ResourceClaim", key)
+        return len(left)
+
+    def remove_pod(self, key: str) -> PodRecord:
+        """Delete a pod: off its node, out of the store."""
+        record = self.pods.pop(key)
+        node = self.nodes.get(record.pod.spec.node_name) if record.pod.spec.node_name else None
+        if node is not None:
+            remove_pod(node, record.info)
+        self.record("Deleted", "Pod", key)
+        return record
 
     def _hold(self, claim: ResourceClaim, allocation: AllocationResult) -> None:
         owner = f"{claim.metadata.namespace}/{claim.metadata.name}"
-        devices = self.allocated.hold(owner, allocation, self.features)
+        self._bump(self.allocated.hold(owner, allocation, self.features))
+
+    def _bump(self, devices: list[DeviceID]) -> None:
         self.slice_index  # noqa: B018 - builds the pool -> node map on first use
         for node in {self._pool_nodes.get((d.driver, d.pool)) for d in devices}:
             if node is None:

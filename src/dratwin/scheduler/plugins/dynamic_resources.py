@@ -1,0 +1,240 @@
+"""The DynamicResources plugin: a pod's ResourceClaims, allocated jointly per node by the DRA allocator.
+
+PreFilter gathers the pod's claims (a missing claim or DeviceClass keeps the pod Pending with that
+reason); Filter runs the allocator for each candidate node (claims already allocated must be usable
+on the node); Reserve hands back the allocation found for the chosen node, which the scheduler writes
+into the claims. Upstream 1.36 cannot preempt pods to free devices: its "no" is unresolvable, so
+preemption is not tried for it.
+
+Allocating on a node depends only on the claims' specs and on the devices that node can use, so the
+outcome is cached per (claim specs, node) and reused until a device visible to that node changes
+hands (the cluster state's DRA version). This is what lets thousands of identical pods be placed
+without re-running the allocator on hundreds of nodes each time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+
+from dratwin.allocator import AllocationOutcome, Allocator, NodeAllocationError
+from dratwin.allocator.nodes import selector_matches
+from dratwin.api.resource import AllocationResult, ResourceClaim
+from dratwin.cel import SelectorCompiler
+from dratwin.cluster.state import ClaimRecord, ClusterState
+from dratwin.errors import AllocationError
+from dratwin.scheduler.framework import (
+    MAX_NODE_SCORE,
+    SUCCESS,
+    Code,
+    CycleState,
+    NodeInfo,
+    PodInfo,
+    Status,
+    error,
+    unresolvable,
+)
+
+NAME = "DynamicResources"
+STATE_KEY = "DynamicResources"
+CANNOT_ALLOCATE = "cannot allocate all claims"
+NOT_ON_NODE = "resourceclaim not available on the node"
+FIRST_AVAILABLE_MAX = 8
+
+
+@dataclass
+class PodClaims:
+    """What PreFilter found for one pod."""
+
+    allocated: list[ClaimRecord] = field(default_factory=list)
+    pending: list[ClaimRecord] = field(default_factory=list)
+    fingerprint: tuple[bytes, ...] = ()
+    allocator: Allocator | None = None
+    found: dict[str, AllocationOutcome] = field(default_factory=dict)
+
+
+class DynamicResources:
+    name = NAME
+
+    def __init__(self, cluster: ClusterState, compiler: SelectorCompiler | None = None) -> None:
+        self.cluster = cluster
+        self.compiler = compiler or SelectorCompiler(list_type_attributes=cluster.features.list_type_attributes)
+        self._fingerprints: dict[str, bytes] = {}
+        self._cache: dict[tuple[tuple[bytes, ...], str], tuple[tuple[int, int], AllocationOutcome]] = {}
+        self.allocator_calls = 0
+
+    # ---- PreFilter ---------------------------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        spec = pod.pod.spec
+        if not spec.resource_claims:
+            return Status(Code.SKIP)
+        found = PodClaims()
+        state[STATE_KEY] = found  # PostFilter always finds a state, as upstream writes it first
+        meta = pod.pod.metadata
+        for reference in spec.resource_claims:
+            if not reference.resource_claim_name and not reference.resource_claim_template_name:
+                return unresolvable(
+                    f'pod "{pod.key}", spec.resourceClaim "{reference.name}": none of the supported fields are set'
+                )
+            name = self._claim_name(pod, reference.name, reference.resource_claim_name)
+            if name is None:
+                return unresolvable(f'pod "{pod.key}": ResourceClaim not created yet')
+            record = self.cluster.claims.get(f"{meta.namespace}/{name}")
+            if record is None:
+                return unresolvable(f'could not find ResourceClaim "{meta.namespace}/{name}"')
+            if reference.resource_claim_template_name and not _owned_by(record.claim, pod):
+                return unresolvable(f"ResourceClaim {record.key} was not created for pod {pod.key} (pod is not owner)")
+            if record.claim.status.allocation is not None:
+                found.allocated.append(record)
+                continue
+            missing = self._missing_class(record.claim)
+            if missing:
+                return unresolvable(missing)
+            found.pending.append(record)
+        if found.pending:
+            found.fingerprint = tuple(self._fingerprint(r) for r in found.pending)
+            found.allocator = Allocator(
+                self.cluster.features,
+                self.cluster.classes,
+                self.cluster.slice_index,
+                self.cluster.allocated,
+                self.compiler,
+                self.cluster.device_views,
+            )
+        return SUCCESS
+
+    def _claim_name(self, pod: PodInfo, name: str, direct: str | None) -> str | None:
+        if direct:
+            return direct
+        for status in pod.pod.status.resource_claim_statuses:
+            if status.name == name:
+                return status.resource_claim_name
+        return None
+
+    def _missing_class(self, claim: ResourceClaim) -> str:
+        for request in claim.spec.devices.requests:
+            names = [request.exactly.device_class_name] if request.exactly else []
+            names += [s.device_class_name for s in request.first_available or []]
+            for name in names:
+                if name and name not in self.cluster.classes:
+                    return f"request {request.name}: device class {name} does not exist"
+        return ""
+
+    def _fingerprint(self, record: ClaimRecord) -> bytes:
+        found = self._fingerprints.get(record.key)
+        if found is None:
+            found = msgspec.json.encode(record.claim.spec)
+            self._fingerprints[record.key] = found
+        return found
+
+    # ---- Filter ------------------------------------------------------------------------------------
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        found: PodClaims | None = state.get(STATE_KEY)
+        if found is None:
+            return SUCCESS
+        if not found.pending:
+            ok = all(_usable_on(r, node) for r in found.allocated)
+            return SUCCESS if ok else unresolvable(NOT_ON_NODE)
+        try:
+            outcome = self._allocate(found, node)
+        except NodeAllocationError as problem:
+            return unresolvable(str(problem))
+        except AllocationError as problem:
+            return error(str(problem))
+        if not outcome.allocated:
+            return unresolvable(CANNOT_ALLOCATE, details=node.name)
+        found.found[node.name] = outcome
+        unavailable = [r for r in found.allocated if not _usable_on(r, node)]
+        if unavailable:
+            return unresolvable(NOT_ON_NODE)
+        return SUCCESS
+
+    def _allocate(self, found: PodClaims, node: NodeInfo) -> AllocationOutcome:
+        key = (found.fingerprint, node.name)
+        version = self.cluster.dra_key(node.name)
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        assert found.allocator is not None
+        self.allocator_calls += 1
+        outcome = found.allocator.allocate(node.node, [r.claim for r in found.pending])
+        if not _has_share_ids(outcome):  # a share ID is fresh per allocation: never reuse one
+            self._cache[key] = (version, outcome)
+        return outcome
+
+    # ---- Score -------------------------------------------------------------------------------------
+
+    weight = 1
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        """1.36 prefers nodes where firstAvailable requests got an earlier subrequest: 8 - index each."""
+        found: PodClaims | None = state.get(STATE_KEY)
+        outcome = found.found.get(node.name) if found is not None else None
+        if outcome is None or outcome.results is None:
+            return 0
+        total = 0
+        for record, result in zip(found.pending if found else [], outcome.results, strict=True):
+            for request in record.claim.spec.devices.requests:
+                if not request.first_available:
+                    continue
+                chosen = next(
+                    (r.request for r in result.devices.results if r.request.startswith(request.name + "/")), ""
+                )
+                names = [f"{request.name}/{sub.name}" for sub in request.first_available]
+                if chosen in names:
+                    total += FIRST_AVAILABLE_MAX - names.index(chosen)
+        return total
+
+    def normalize(self, state: CycleState, pod: PodInfo, scores: dict[str, int]) -> None:
+        highest = max(scores.values(), default=0)
+        if highest > 0:
+            for name, value in scores.items():
+                scores[name] = value * MAX_NODE_SCORE // highest
+
+    # ---- PostFilter --------------------------------------------------------------------------------
+
+    def post_filter_message(self, state: CycleState) -> str:
+        """1.36 deallocates claims that became unusable; with nothing to free it says so."""
+        found: PodClaims | None = state.get(STATE_KEY)
+        if found is None or not (found.allocated or found.pending):
+            return "no new claims to deallocate"
+        return "still not schedulable"
+
+    # ---- Reserve -----------------------------------------------------------------------------------
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> dict[str, AllocationResult]:
+        """The allocation to write into each pending claim for the chosen node."""
+        found: PodClaims | None = state.get(STATE_KEY)
+        if found is None or not found.pending:
+            return {}
+        outcome = found.found[node_name]
+        assert outcome.results is not None
+        return {record.key: result for record, result in zip(found.pending, outcome.results, strict=True)}
+
+    def claims_to_reserve(self, state: CycleState) -> list[str]:
+        found: PodClaims | None = state.get(STATE_KEY)
+        if found is None:
+            return []
+        return [r.key for r in (*found.allocated, *found.pending)]
+
+
+def _usable_on(record: ClaimRecord, node: NodeInfo) -> bool:
+    allocation = record.claim.status.allocation
+    selector = allocation.node_selector if allocation is not None else None
+    return selector is None or selector_matches(node.node, selector)
+
+
+def _owned_by(claim: ResourceClaim, pod: PodInfo) -> bool:
+    uid = pod.pod.metadata.uid
+    return any(
+        ref.controller and ref.kind == "Pod" and (not uid or ref.uid == uid) and ref.name == pod.pod.metadata.name
+        for ref in claim.metadata.owner_references
+    )
+
+
+def _has_share_ids(outcome: AllocationOutcome) -> bool:
+    return any(r.share_id for result in outcome.results or () for r in result.devices.results)

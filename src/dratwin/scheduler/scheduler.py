@@ -1,0 +1,245 @@
+"""The scheduling loop: pop the next pod, run one scheduling cycle, bind it or record why not.
+
+One cycle follows kube-scheduler: PreFilter; Filter on nodes taken round-robin from where the last
+cycle stopped, until enough feasible nodes are found (percentageOfNodesToScore); PostFilter
+(preemption) when none is; Score and pick the best node (ties broken by the seeded random source);
+Reserve and bind. The first filter that says no decides a node's reason, as upstream's filter loop
+stops at the first failure. Policy lives in the plugins; this module only sequences them.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from dratwin.api.resource import AllocationResult
+from dratwin.cluster.state import ClusterState
+from dratwin.scheduler.framework import (
+    Code,
+    CycleState,
+    FilterPlugin,
+    NodeInfo,
+    PodInfo,
+    PreFilterPlugin,
+    ScorePlugin,
+    Status,
+)
+from dratwin.scheduler.node_selection import num_feasible_nodes_to_find, select_host
+from dratwin.scheduler.plugins.dynamic_resources import DynamicResources
+from dratwin.scheduler.preemption import find_preemption
+
+
+@dataclass
+class Profile:
+    """The plugins of one scheduler profile, in the order each extension point runs them."""
+
+    pre_filters: list[PreFilterPlugin]
+    filters: list[FilterPlugin]
+    scores: list[ScorePlugin]
+    dra: DynamicResources
+    percentage_of_nodes_to_score: int = 0
+
+
+@dataclass
+class Diagnosis:
+    """Why a pod did not fit: the PreFilter "no", or each rejected node's status."""
+
+    num_nodes: int
+    pre_filter: Status | None = None
+    nodes: dict[str, Status] = field(default_factory=dict)
+    post_filter: str = ""
+
+    def message(self) -> str:
+        """kube-scheduler's FailedScheduling text: ``0/N nodes are available: ...``."""
+        text = f"0/{self.num_nodes} nodes are available:"
+        if self.pre_filter is not None:
+            text += f" {'; '.join(self.pre_filter.reasons)}."
+        else:
+            counts: dict[str, int] = {}
+            for status in self.nodes.values():
+                for reason in status.reasons:
+                    counts[reason] = counts.get(reason, 0) + 1
+            histogram = sorted(f"{n} {reason}" for reason, n in counts.items())
+            if histogram:
+                text += f" {', '.join(histogram)}."
+        if self.post_filter:
+            text += f" {self.post_filter}"
+        return text
+
+
+@dataclass
+class Attempt:
+    """The result of scheduling one pod."""
+
+    pod: str
+    node: str | None = None
+    message: str = ""
+    diagnosis: Diagnosis | None = None
+    allocations: dict[str, AllocationResult] = field(default_factory=dict)
+    victims: list[str] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def scheduled(self) -> bool:
+        return self.node is not None
+
+
+class Scheduler:
+    """Schedules the pending pods of a ClusterState with one profile; see the module docstring."""
+
+    def __init__(self, cluster: ClusterState, profile: Profile, rng: random.Random, binder: Binder) -> None:
+        self.cluster = cluster
+        self.profile = profile
+        self.rng = rng
+        self.binder = binder
+        self.next_start_node = 0
+        self.node_order = _zone_round_robin(list(cluster.nodes.values()))
+
+    def run(self, pods: Sequence[PodInfo], until: str | None = None) -> list[Attempt]:
+        """Schedule ``pods`` in queue order (priority, then creation order); a preemptor is retried once
+        its victims are gone. Returns the final attempt of every pod that was tried. With ``until``, stop
+        right after that pod's last attempt, so that the state is the one it met."""
+        queue = [(-p.priority, p.order, p.key) for p in pods]
+        heapq.heapify(queue)
+        infos = {p.key: p for p in pods}
+        final: dict[str, Attempt] = {}
+        retried: set[str] = set()
+        while queue:
+            _, _, key = heapq.heappop(queue)
+            attempt = self.schedule_one(infos[key])
+            final[key] = attempt
+            if attempt.victims and key not in retried:
+                retried.add(key)
+                heapq.heappush(queue, (-infos[key].priority, infos[key].order, key))
+            elif key == until:
+                break
+        return [final[p.key] for p in pods if p.key in final]
+
+    def schedule_one(self, pod: PodInfo) -> Attempt:
+        state = CycleState()
+        nodes = self.node_order
+        diagnosis = Diagnosis(len(nodes))
+        for plugin in self.profile.pre_filters:
+            status = plugin.pre_filter(state, pod, nodes)
+            if status.code is Code.ERROR:
+                return Attempt(pod.key, error=status.reasons[0], message=status.reasons[0])
+            if not status.ok:
+                diagnosis.pre_filter = status.with_plugin(plugin.name)
+                return self._unschedulable(pod, diagnosis)
+        feasible, failure = self._find_feasible(state, pod, nodes, diagnosis)
+        if failure is not None:
+            return Attempt(pod.key, error=failure.reasons[0], message=failure.reasons[0])
+        if not feasible:
+            return self._post_filter(state, pod, diagnosis)
+        chosen = feasible[0].name if len(feasible) == 1 else self._select(state, pod, feasible)
+        allocations = self.profile.dra.reserve(state, pod, chosen)
+        self.binder.bind(pod, chosen, allocations, self.profile.dra.claims_to_reserve(state))
+        return Attempt(pod.key, node=chosen, allocations=allocations)
+
+    # ---- phases ------------------------------------------------------------------------------------
+
+    def _find_feasible(
+        self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], diagnosis: Diagnosis
+    ) -> tuple[list[NodeInfo], Status | None]:
+        wanted = num_feasible_nodes_to_find(len(nodes), self.profile.percentage_of_nodes_to_score)
+        feasible: list[NodeInfo] = []
+        checked = 0
+        for offset in range(len(nodes)):
+            if len(feasible) >= wanted:
+                break
+            node = nodes[(self.next_start_node + offset) % len(nodes)]
+            checked += 1
+            status = self._run_filters(state, pod, node)
+            if status.code is Code.ERROR:
+                return [], status
+            if status.ok:
+                feasible.append(node)
+            else:
+                diagnosis.nodes[node.name] = status
+        if nodes:
+            self.next_start_node = (self.next_start_node + checked) % len(nodes)
+        return feasible, None
+
+    def _run_filters(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        for plugin in self.profile.filters:
+            status = plugin.filter(state, pod, node)
+            if not status.ok:
+                return status.with_plugin(plugin.name)
+        return Status()
+
+    def _select(self, state: CycleState, pod: PodInfo, feasible: list[NodeInfo]) -> str:
+        totals = dict.fromkeys((n.name for n in feasible), 0)
+        for plugin in self.profile.scores:
+            scores = {n.name: plugin.score(state, pod, n) for n in feasible}
+            plugin.normalize(state, pod, scores)
+            for name, value in scores.items():
+                totals[name] += value * plugin.weight
+        return select_host([(n.name, totals[n.name]) for n in feasible], self.rng)
+
+    def _post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> Attempt:
+        nodes = self.node_order
+        result = find_preemption(pod, nodes, diagnosis.nodes, lambda p, n: self._run_filters(state, p, n))
+        if result is None:
+            # Every PostFilter plugin that says no adds its reason: DynamicResources first, then preemption.
+            dra = self.profile.dra.post_filter_message(state)
+            diagnosis.post_filter = f"{dra}, {_no_preemption_message(pod, diagnosis)}"
+            return self._unschedulable(pod, diagnosis)
+        victims = [v.key for v in result.victims]
+        self.binder.evict(result.victims, preemptor=pod)
+        attempt = self._unschedulable(pod, diagnosis)
+        attempt.victims = victims
+        attempt.message += f" preempting {len(victims)} pod(s) on node {result.node_name}"
+        return attempt
+
+    def _unschedulable(self, pod: PodInfo, diagnosis: Diagnosis) -> Attempt:
+        return Attempt(pod.key, message=diagnosis.message(), diagnosis=diagnosis)
+
+
+class Binder:
+    """Applies decisions to the cluster state: what kube-scheduler's Bind and the DRA PreBind write."""
+
+    def __init__(self, cluster: ClusterState) -> None:
+        self.cluster = cluster
+
+    def bind(self, pod: PodInfo, node: str, allocations: dict[str, AllocationResult], claims: list[str]) -> None:
+        raise NotImplementedError
+
+    def evict(self, victims: Sequence[PodInfo], preemptor: PodInfo) -> None:
+        raise NotImplementedError
+
+
+def _no_preemption_message(pod: PodInfo, diagnosis: Diagnosis) -> str:
+    """Upstream's PostFilter suffix: nodes whose "no" is unresolvable are not helped by preemption."""
+    counts: dict[str, int] = {}
+    if pod.pod.spec.preemption_policy == "Never":
+        return "preemption: not eligible due to preemptionPolicy=Never."
+    statuses = list(diagnosis.nodes.values()) if diagnosis.pre_filter is None else []
+    for status in statuses:
+        reason = (
+            "Preemption is not helpful for scheduling"
+            if status.unresolvable
+            else "No preemption victims found for incoming pod"
+        )
+        counts[reason] = counts.get(reason, 0) + 1
+    if diagnosis.pre_filter is not None:
+        counts["Preemption is not helpful for scheduling"] = diagnosis.num_nodes
+    histogram = ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items()))
+    return f"preemption: 0/{diagnosis.num_nodes} nodes are available: {histogram}."
+
+
+def _zone_round_robin(nodes: list[NodeInfo]) -> list[NodeInfo]:
+    """kube-scheduler's node tree order: one node from each zone in turn."""
+    zones: dict[str, list[NodeInfo]] = {}
+    for node in nodes:
+        labels = node.node.metadata.labels
+        zone = (
+            labels.get("topology.kubernetes.io/region", "") + ":\x00:" + labels.get("topology.kubernetes.io/zone", "")
+        )
+        zones.setdefault(zone, []).append(node)
+    ordered: list[NodeInfo] = []
+    lists = list(zones.values())
+    for index in range(max((len(z) for z in lists), default=0)):
+        ordered.extend(z[index] for z in lists if index < len(z))
+    return ordered

@@ -1,0 +1,1 @@
+"""The cluster twin end to end: manifests in, controllers and scheduler run, the resulting cluster out."""

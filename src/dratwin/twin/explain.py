@@ -1,0 +1,240 @@
+"""Why a pod or a claim is pending: kube-scheduler's summary first, then the drill-down.
+
+The drill-down goes node -> claim -> request -> selector -> device and groups nodes that failed for
+the same reason, so that 500 nodes read in a screen. The pod is explained in the state it met when it
+was tried: the scheduler is run again (deterministically) up to that pod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dratwin.allocator.explain import Explanation, explain
+from dratwin.api.resource import ResourceClaim
+from dratwin.scheduler.framework import Status
+from dratwin.scheduler.plugins.dynamic_resources import CANNOT_ALLOCATE
+from dratwin.scheduler.plugins.dynamic_resources import NAME as DRA
+from dratwin.scheduler.scheduler import Attempt
+from dratwin.twin.schedule import ScheduleReport
+
+MAX_NAMES = 5
+DRA_PREEMPTION_NOTE = (
+    "Kubernetes 1.36 does not preempt pods to free DRA devices: DynamicResources rejects a node as "
+    "unresolvable, so lower-priority pods holding the devices are not evicted for this pod"
+)
+
+
+@dataclass
+class NodeGroup:
+    """Nodes that said no for the same reason; ``lines`` drill into it."""
+
+    plugin: str
+    reason: str
+    nodes: list[str]
+    lines: list[str] = field(default_factory=list)
+    details: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "plugin": self.plugin,
+            "reason": self.reason,
+            "nodes": len(self.nodes),
+            "nodeNames": self.nodes,
+            "details": self.details,
+        }
+
+
+@dataclass
+class PodExplanation:
+    pod: str
+    status: str  # Scheduled | Pending | Blocked | Unknown
+    summary: str
+    node: str | None = None
+    devices: list[str] = field(default_factory=list)
+    groups: list[NodeGroup] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"pod {self.pod}: {self.status}", f"  {self.summary}"]
+        out += [f"  device {d}" for d in self.devices]
+        for group in self.groups:
+            names = ", ".join(group.nodes[:MAX_NAMES]) + (", ..." if len(group.nodes) > MAX_NAMES else "")
+            out.append(f"  {len(group.nodes)} node(s) [{group.plugin}] {group.reason}: {names}")
+            out += [f"    {line}" for line in group.lines]
+        out += [f"  note: {n}" for n in self.notes]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pod": self.pod,
+            "status": self.status,
+            "summary": self.summary,
+            "node": self.node,
+            "devices": self.devices,
+            "groups": [g.to_dict() for g in self.groups],
+            "notes": self.notes,
+        }
+
+
+def explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
+    state = report.state
+    blocked = [b.reason for b in report.loaded.blocked if b.pod == pod]
+    attempt = report.attempt_of(pod)
+    if attempt is None:
+        record = state.pods.get(pod)
+        if record is None:
+            raise KeyError(pod)
+        node = record.pod.spec.node_name
+        summary = f"already bound to node {node} in the input" if node else "not scheduled"
+        return PodExplanation(pod, "Scheduled" if node else "Unknown", summary, node or None, notes=blocked)
+    if attempt.scheduled:
+        devices = [
+            f"{claim}/{r.request}: {r.driver}/{r.pool}/{r.device}"
+            for claim, allocation in attempt.allocations.items()
+            for r in allocation.devices.results
+        ]
+        return PodExplanation(pod, "Scheduled", f"bound to node {attempt.node}", attempt.node, devices)
+    explanation = PodExplanation(pod, "Pending", attempt.message, notes=blocked)
+    if attempt.diagnosis is not None and attempt.diagnosis.pre_filter is not None:
+        status = attempt.diagnosis.pre_filter
+        explanation.groups.append(NodeGroup(status.plugin, "; ".join(status.reasons), ["all nodes"]))
+    elif attempt.diagnosis is not None:
+        explanation.groups = _group_nodes(report, attempt)
+        if any(g.plugin == DRA for g in explanation.groups):
+            explanation.notes.append(DRA_PREEMPTION_NOTE)
+    return explanation
+
+
+def _group_nodes(report: ScheduleReport, attempt: Attempt) -> list[NodeGroup]:
+    assert attempt.diagnosis is not None
+    grouped: dict[tuple[str, str], list[str]] = {}
+    statuses: dict[str, Status] = attempt.diagnosis.nodes
+    for node, status in statuses.items():
+        grouped.setdefault((status.plugin, "; ".join(status.reasons)), []).append(node)
+    groups = []
+    for (plugin, reason), nodes in sorted(grouped.items(), key=lambda item: (-len(item[1]), item[0])):
+        if plugin == DRA and reason == CANNOT_ALLOCATE:
+            groups += _dra_groups(report, attempt.pod, nodes)
+        else:
+            group = NodeGroup(plugin, reason, nodes)
+            group.lines = _detail_lines(statuses[nodes[0]], len(nodes))
+            groups.append(group)
+    return groups
+
+
+def _detail_lines(status: Status, count: int) -> list[str]:
+    details = status.details
+    if isinstance(details, tuple):
+        lines = []
+        for item in details:
+            requested, used, capacity = (getattr(item, a, None) for a in ("requested", "used", "capacity"))
+            if requested is not None:
+                example = "on the first node" if count > 1 else "on this node"
+                lines.append(f"{item.resource}: requests {requested}, {used} of {capacity} already requested {example}")
+        return lines
+    if details is not None and hasattr(details, "key"):
+        return [f"taint {details.key}={details.value}:{details.effect} is not tolerated"]
+    return []
+
+
+def _dra_groups(report: ScheduleReport, pod: str, nodes: Sequence[str]) -> list[NodeGroup]:
+    """Run the allocator's diagnosis on each node and group the nodes whose explanation reads the same."""
+    state = report.state
+    dra = report.dra
+    claims = _pending_claims(report, pod)
+    if dra is None or not claims:
+        return [NodeGroup(DRA, CANNOT_ALLOCATE, list(nodes))]
+    from dratwin.allocator import Allocator
+
+    allocator = Allocator(
+        state.features, state.classes, state.slice_index, state.allocated, dra.compiler, state.device_views
+    )
+    by_shape: dict[tuple[Any, ...], tuple[list[str], Explanation]] = {}
+    for name in nodes:
+        found = explain(allocator, state.nodes[name].node, claims)
+        by_shape.setdefault(_signature(found), ([], found))[0].append(name)
+    groups = []
+    for names, found in sorted(by_shape.values(), key=lambda item: -len(item[0])):
+        group = NodeGroup(DRA, f"{CANNOT_ALLOCATE}: {_node_free_verdict(found)}", names, found.lines()[1:])
+        group.details = [r.to_dict() for r in found.requests]
+        groups.append(group)
+    return groups
+
+
+def _signature(found: Explanation) -> tuple[Any, ...]:
+    """What makes two nodes' explanations the same: per request, the reasons and their counts (not
+    which devices or which owners, which differ from node to node)."""
+    return tuple(
+        (
+            r.claim,
+            r.request,
+            len(r.eligible),
+            r.error,
+            tuple((reason, detail, n) for reason, detail, n, _, _ in r.groups()),
+        )
+        for r in found.requests
+    )
+
+
+def _node_free_verdict(found: Explanation) -> str:
+    return found.verdict
+
+
+def _pending_claims(report: ScheduleReport, pod: str) -> list[ResourceClaim]:
+    state = report.state
+    record = state.pods.get(pod)
+    if record is None:
+        return []
+    found = []
+    namespace = record.pod.metadata.namespace
+    names = {s.name: s.resource_claim_name for s in record.pod.status.resource_claim_statuses}
+    for reference in record.pod.spec.resource_claims:
+        name = reference.resource_claim_name or names.get(reference.name)
+        claim = state.claims.get(f"{namespace}/{name}") if name else None
+        if claim is not None and claim.claim.status.allocation is None:
+            found.append(claim.claim)
+    return found
+
+
+def explain_claim(report: ScheduleReport, key: str) -> PodExplanation:
+    """A claim: its allocation, or why it has none (through the pods that use it)."""
+    state = report.state
+    record = state.claims.get(key)
+    if record is None:
+        raise KeyError(key)
+    claim = record.claim
+    allocation = claim.status.allocation
+    users = [
+        p.info.key
+        for p in state.pods.values()
+        if any(
+            (r.resource_claim_name or _status_name(p.pod, r.name)) == claim.metadata.name
+            and p.pod.metadata.namespace == claim.metadata.namespace
+            for r in p.pod.spec.resource_claims
+        )
+    ]
+    if allocation is not None:
+        devices = [f"{r.request}: {r.driver}/{r.pool}/{r.device}" for r in allocation.devices.results]
+        reserved = ", ".join(r.name for r in claim.status.reserved_for) or "nobody"
+        return PodExplanation(f"claim {key}", "Allocated", f"allocated; reserved for {reserved}", devices=devices)
+    if not users:
+        return PodExplanation(
+            f"claim {key}",
+            "Pending",
+            "no pod uses this claim: the scheduler allocates a claim when it schedules the first pod using it",
+        )
+    explanations = [explain_pod(report, user) for user in users]
+    first = explanations[0]
+    return PodExplanation(
+        f"claim {key}",
+        "Pending",
+        f"used by {', '.join(users)}; {first.summary}",
+        groups=first.groups,
+        notes=first.notes,
+    )
+
+
+def _status_name(pod: Any, name: str) -> str | None:
+    return next((s.resource_claim_name for s in pod.status.resource_claim_statuses if s.name == name), None)

@@ -1,0 +1,140 @@
+"""Rendering a schedule: the table for people, the objects as the API server stores them, JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dratwin.allocator.pools import gather_pools
+from dratwin.allocator.state import DeviceID
+from dratwin.api.codec import dump_json, dump_yaml
+from dratwin.cel import CelDevice, SelectorCompiler
+from dratwin.cluster.state import ClusterState
+from dratwin.errors import CelError
+from dratwin.twin.schedule import ScheduleReport
+
+
+@dataclass(frozen=True)
+class ClassUsage:
+    node: str
+    device_class: str
+    used: int
+    total: int
+
+
+def objects(report: ScheduleReport) -> list[dict[str, Any]]:
+    """Every pod and claim as the API server would store it after this run, pods first."""
+    state = report.state
+    return [r.raw for r in state.pods.values()] + [r.raw for r in state.claims.values()]
+
+
+def render_yaml(report: ScheduleReport) -> str:
+    return dump_yaml(objects(report))
+
+
+def render_json(report: ScheduleReport, compiler: SelectorCompiler) -> str:
+    body = summary(report, compiler)
+    body["objects"] = objects(report)
+    return dump_json([body])
+
+
+def summary(report: ScheduleReport, compiler: SelectorCompiler) -> dict[str, Any]:
+    state = report.state
+    scheduled = [a for a in report.attempts if a.scheduled]
+    return {
+        "apiVersion": "dratwin/v1",
+        "kind": "ScheduleReport",
+        "scheduled": [{"pod": a.pod, "node": a.node, "devices": _devices(a.allocations)} for a in scheduled],
+        "unschedulable": [
+            {"pod": a.pod, "message": a.message, "error": a.error or None} for a in report.attempts if not a.scheduled
+        ],
+        "nodes": [
+            {"node": u.node, "deviceClass": u.device_class, "used": u.used, "total": u.total}
+            for u in class_usage(state, compiler)
+        ],
+        "warnings": warnings(report),
+    }
+
+
+def render_table(report: ScheduleReport, compiler: SelectorCompiler) -> str:
+    state = report.state
+    attempts = report.attempts
+    scheduled = [a for a in attempts if a.scheduled]
+    lines = [f"{len(scheduled)} of {len(attempts)} pending pod(s) scheduled on {len(state.nodes)} node(s)", ""]
+    if scheduled:
+        rows: list[tuple[str, ...]] = [("POD", "NODE", "DEVICES")]
+        for attempt in scheduled:
+            devices = _devices(attempt.allocations)
+            first = devices[0] if devices else "-"
+            rows.append((attempt.pod, attempt.node or "", first))
+            rows.extend(("", "", more) for more in devices[1:])
+        lines += [*_columns(rows), ""]
+    failed = [a for a in attempts if not a.scheduled]
+    if failed:
+        lines.append(f"UNSCHEDULABLE ({len(failed)})")
+        lines += [f"{a.pod}: {a.message}" for a in failed] + [""]
+    usage = class_usage(state, compiler)
+    if usage:
+        table: list[tuple[str, ...]] = [("NODE", "DEVICE CLASS", "USED", "TOTAL")]
+        table += [(u.node, u.device_class, str(u.used), str(u.total)) for u in usage]
+        lines += [*_columns(table), ""]
+    for warning in warnings(report):
+        lines.append(f"WARNING: {warning}")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def warnings(report: ScheduleReport) -> list[str]:
+    found = [role.warning() for role in report.loaded.roles if role.warning()]
+    found += report.loaded.notes
+    found += [f"{b.pod}: {b.reason}" for b in report.loaded.blocked]
+    return found
+
+
+def class_usage(state: ClusterState, compiler: SelectorCompiler) -> list[ClassUsage]:
+    """Per node and DeviceClass: how many devices the class selects and how many are in use."""
+    usage = []
+    for name, info in state.nodes.items():
+        counts: dict[str, list[int]] = {}
+        for pool in gather_pools(state.slice_index, info.node, state.features):
+            for resource_slice in pool.device_slices:
+                for device in resource_slice.spec.devices:
+                    view = CelDevice.build(
+                        resource_slice.spec.driver, device, list_type_attributes=state.features.list_type_attributes
+                    )
+                    in_use = _in_use(state, DeviceID(pool.driver, pool.name, device.name))
+                    for class_name in _classes_selecting(state, compiler, view):
+                        entry = counts.setdefault(class_name, [0, 0])
+                        entry[0] += in_use
+                        entry[1] += 1
+        usage += [ClassUsage(name, c, used, total) for c, (used, total) in sorted(counts.items())]
+    return usage
+
+
+def _classes_selecting(state: ClusterState, compiler: SelectorCompiler, view: CelDevice) -> Iterable[str]:
+    for name, device_class in sorted(state.classes.items()):
+        try:
+            if all(
+                s.cel is not None and compiler.compile(s.cel.expression).matches(view)
+                for s in device_class.spec.selectors
+            ):
+                yield name
+        except CelError:
+            continue
+
+
+def _in_use(state: ClusterState, device: DeviceID) -> int:
+    return int(device in state.allocated.exclusive or device in state.allocated.aggregated_capacity)
+
+
+def _devices(allocations: dict[str, Any]) -> list[str]:
+    out = []
+    for claim, allocation in allocations.items():
+        for result in allocation.devices.results:
+            out.append(f"{claim}/{result.request}: {result.driver}/{result.pool}/{result.device}")
+    return out
+
+
+def _columns(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]

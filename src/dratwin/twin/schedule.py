@@ -1,0 +1,135 @@
+"""Scheduling a loaded cluster: the default profile, the binder that writes decisions back, the report.
+
+The binder is the only place that changes the cluster state after loading: it writes the claims'
+``status.allocation`` and ``reservedFor`` (the DRA plugin's PreBind), the pod's ``spec.nodeName`` and
+``PodScheduled`` condition (Bind), and removes preemption victims together with the claims the
+resourceclaim controller would delete or deallocate after them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from dratwin.api.core import Pod
+from dratwin.api.resource import AllocationResult
+from dratwin.cel import SelectorCompiler
+from dratwin.cluster.state import ClusterState
+from dratwin.scheduler.framework import PodInfo
+from dratwin.scheduler.plugins.dynamic_resources import DynamicResources
+from dratwin.scheduler.plugins.node_affinity import NodeAffinity
+from dratwin.scheduler.plugins.node_name import NodeName
+from dratwin.scheduler.plugins.node_resources import NodeResourcesFit, ScoringStrategy
+from dratwin.scheduler.plugins.node_unschedulable import NodeUnschedulable
+from dratwin.scheduler.plugins.taint_toleration import TaintToleration
+from dratwin.scheduler.scheduler import Attempt, Binder, Profile, Scheduler
+from dratwin.twin.build import LoadedCluster
+
+SCHEDULED_CONDITION = "PodScheduled"
+
+
+@dataclass(frozen=True)
+class Options:
+    seed: int = 0
+    scoring: ScoringStrategy = ScoringStrategy.LEAST_ALLOCATED
+    percentage_of_nodes_to_score: int = 0
+
+
+@dataclass
+class ScheduleReport:
+    loaded: LoadedCluster
+    attempts: list[Attempt] = field(default_factory=list)
+    dra: DynamicResources | None = None
+
+    @property
+    def state(self) -> ClusterState:
+        return self.loaded.state
+
+    def attempt_of(self, pod: str) -> Attempt | None:
+        return next((a for a in self.attempts if a.pod == pod), None)
+
+
+def default_profile(cluster: ClusterState, options: Options, compiler: SelectorCompiler | None = None) -> Profile:
+    """kube-scheduler's default profile, reduced to the plugins that matter here, in upstream order."""
+    dra = DynamicResources(cluster, compiler)
+    extended = {c.spec.extended_resource_name for c in cluster.classes.values() if c.spec.extended_resource_name}
+    fit = NodeResourcesFit(
+        options.scoring,
+        dra_extended_resources=extended if cluster.features.extended_resource else frozenset(),
+    )
+    affinity = NodeAffinity()
+    taints = TaintToleration()
+    return Profile(
+        pre_filters=[affinity, dra],
+        filters=[NodeUnschedulable(), NodeName(), taints, affinity, fit, dra],
+        scores=[taints, affinity, fit, dra],
+        dra=dra,
+        percentage_of_nodes_to_score=options.percentage_of_nodes_to_score,
+    )
+
+
+def schedule(
+    loaded: LoadedCluster, options: Options, compiler: SelectorCompiler | None = None, until: str | None = None
+) -> ScheduleReport:
+    """Run the scheduler over the pending pods (all of them, or up to and including ``until``)."""
+    profile = default_profile(loaded.state, options, compiler)
+    scheduler = Scheduler(loaded.state, profile, random.Random(options.seed), StateBinder(loaded.state))
+    attempts = scheduler.run(loaded.pending, until)
+    for attempt in attempts:
+        if not attempt.scheduled:
+            _mark_unschedulable(loaded.state, attempt)
+    return ScheduleReport(loaded, attempts, profile.dra)
+
+
+class StateBinder(Binder):
+    def bind(self, pod: PodInfo, node: str, allocations: dict[str, AllocationResult], claims: list[str]) -> None:
+        state = self.cluster
+        for key, allocation in allocations.items():
+            state.allocate_claim(key, allocation)
+        for key in claims:
+            state.reserve_claim(key, pod.pod)
+        current = state.pods[pod.key].raw
+        raw = {**current, "spec": {**(current.get("spec") or {}), "nodeName": node}}
+        raw["status"] = _with_condition(raw.get("status") or {}, {"type": SCHEDULED_CONDITION, "status": "True"})
+        bound = msgspec.convert(raw, Pod, strict=False)
+        bound.metadata.namespace = pod.pod.metadata.namespace
+        state.bind_pod(pod.key, node, raw, bound)
+
+    def evict(self, victims: Sequence[PodInfo], preemptor: PodInfo) -> None:
+        state = self.cluster
+        for victim in victims:
+            self._release_claims(state.remove_pod(victim.key).pod)
+
+    def _release_claims(self, pod: Pod) -> None:
+        """What the resourceclaim controller does once a pod is gone."""
+        state = self.cluster
+        for key, record in list(state.claims.items()):
+            if not any(r.uid == pod.metadata.uid for r in record.claim.status.reserved_for):
+                continue
+            left = state.unreserve_claim(key, pod)
+            owned = any(o.kind == "Pod" and o.uid == pod.metadata.uid for o in record.claim.metadata.owner_references)
+            if owned:
+                state.delete_claim(key)
+            elif left == 0:
+                state.deallocate_claim(key)
+
+
+def _mark_unschedulable(state: ClusterState, attempt: Attempt) -> None:
+    record = state.pods.get(attempt.pod)
+    if record is None:
+        return
+    reason = "SchedulerError" if attempt.error else "Unschedulable"
+    condition = {"type": SCHEDULED_CONDITION, "status": "False", "reason": reason, "message": attempt.message}
+    status = _with_condition(record.raw.get("status") or {}, condition)
+    if attempt.victims:
+        status["nominatedNodeName"] = attempt.message.rsplit(" ", 1)[-1]
+    record.raw = {**record.raw, "status": status}
+
+
+def _with_condition(status: dict[str, Any], condition: dict[str, Any]) -> dict[str, Any]:
+    conditions = [c for c in status.get("conditions") or [] if c.get("type") != condition["type"]]
+    return {**status, "phase": status.get("phase") or "Pending", "conditions": [*conditions, condition]}
