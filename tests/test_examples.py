@@ -52,8 +52,11 @@ def test_files_are_the_documented_ones() -> None:
         "nodes.yaml",
         "p4d-mig-slices.yaml",
         "p5-slices.yaml",
+        "workloads.yaml",
     ]
     assert (EXAMPLES / "README.md").is_file()
+    scenarios = sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir())
+    assert scenarios == ["missing-deviceclass", "oversubscribed-node"]
 
 
 def test_names_are_unique_across_files(objects: list[LoadedObject]) -> None:

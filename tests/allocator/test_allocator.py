@@ -28,7 +28,7 @@ from tests.builders import (
     wire,
 )
 
-from dratwin.allocator import AllocatedState, Allocator, Features, NodeAllocationError
+from dratwin.allocator import AllocatedState, Allocator, DeviceID, Features, NodeAllocationError
 from dratwin.api.core import Node
 from dratwin.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from dratwin.errors import AllocationError
@@ -978,6 +978,160 @@ CASES += [
     ),
 ]
 
+CASES += [
+    # §4.1 step 5/6: only *complete* pools are validated; an incomplete pool is just incomplete (upstream
+    # GatherPools returns Pool{IsIncomplete: true} without validation), so ExactCount is unsatisfiable,
+    # not NodeAllocationError "invalid resource pools were encountered" (§4.8).
+    Case(
+        "incomplete-pool-counter-slice-not-yet-published",
+        [partitioned()[1]],  # the device slice of a 2-slice pool; its counter-set slice is missing
+        [one_gpu(selectors=[WHOLE])],
+        None,
+    ),
+    Case(
+        "incomplete-pool-with-duplicate-names-is-not-invalid",
+        [
+            resource_slice("p-1", GPU, "p", node_name="n1", count=3, devices=[device("gpu-0")]),
+            resource_slice("p-2", GPU, "p", node_name="n1", count=3, devices=[device("gpu-0")]),
+        ],
+        [one_gpu()],
+        None,
+    ),
+    # §4.2 item 2: capacity requests with DRAConsumableCapacity off are an error. Upstream's stable variant
+    # would not read them, but the conformance suite (case 128, all gates off) expects the error, and the
+    # suite is the contract; see the closing note of the allocator work.
+    Case(
+        "capacity-requests-refused-when-consumable-capacity-is-off",
+        [shareable()],
+        [claim("c0").request("nic", "nic", capacity={"bandwidth": "10G"}).build()],
+        Raises("has capacity requests, but the DRAConsumableCapacity feature is disabled"),
+        features=Features.from_gates("DRAConsumableCapacity=false,DRADeviceBindingConditions=false"),
+    ),
+    # §8: device.attributes / device.capacity return an empty map for ANY unknown domain (upstream
+    # newStringInterfaceMapWithDefault), also when the domain is computed, e.g. device.driver.
+    Case(
+        "cel-unknown-domain-from-expression-is-empty-map",
+        [resource_slice("s", GPU, node_name="n1", devices=[device("bare"), device("gpu-1", {"model": "a100"})])],
+        [
+            one_gpu(
+                selectors=[
+                    '"model" in device.attributes[device.driver] && device.attributes[device.driver].model == "a100"'
+                ]
+            )
+        ],
+        [pinned(g("gpu", "gpu-1"), config=[gpu_class_config("gpu")])],
+    ),
+]
+
+# Known gap: a domain name computed at run time (not a literal, not device.driver) is not given the empty-map
+# default that upstream's map has, so such a lookup is a "no such key" error here.
+KNOWN_GAPS = [
+    Case(
+        "cel-unknown-computed-domain-is-empty-map",
+        [gpus()],
+        [one_gpu(selectors=['!("node" in device.attributes["numa" + ".example.com"])'])],
+        [pinned(g("gpu", "gpu-0"), config=[gpu_class_config("gpu")])],
+    ),
+]
+
+CASES += [
+    # §4.7 per-device node selection (PartitionableDevices) and bindsToNode.
+    Case(
+        "per-device-node-name-pins",
+        [
+            resource_slice(
+                "s",
+                GPU,
+                "p",
+                per_device=True,
+                devices=[device("gpu-0", node_name="n2"), device("gpu-1", node_name="n1")],
+            )
+        ],
+        [one_gpu()],
+        [pinned(g("gpu", "gpu-1", "p"), config=[gpu_class_config("gpu")])],
+    ),
+    Case(
+        "per-device-selector-and-all-nodes",
+        [
+            resource_slice(
+                "s",
+                GPU,
+                "p",
+                per_device=True,
+                devices=[
+                    device("gpu-0", all_nodes=True),
+                    device("gpu-1", node_selector=node_selector(("zone", "In", ["z1"]))),
+                ],
+            )
+        ],
+        [one_gpu(count=2)],
+        [
+            anywhere(
+                g("gpu", "gpu-0", "p"),
+                g("gpu", "gpu-1", "p"),
+                config=[gpu_class_config("gpu")],
+                selector=node_selector(("zone", "In", ["z1"])),
+            )
+        ],
+    ),
+    Case(
+        "binds-to-node-pins-network-device",
+        [resource_slice("fabric", GPU, "fabric", all_nodes=True, devices=[device("gpu-0", binds_to_node=True)])],
+        [one_gpu()],
+        [pinned(g("gpu", "gpu-0", "fabric"), config=[gpu_class_config("gpu")])],
+    ),
+    Case(
+        "node-selector-requirements-deduplicated-as-sets",
+        [
+            resource_slice(
+                "a", GPU, "pool-a", node_selector=node_selector(("zone", "In", ["z1", "z2"])), devices=[device("gpu-0")]
+            ),
+            resource_slice(
+                "b", GPU, "pool-b", node_selector=node_selector(("zone", "In", ["z2", "z1"])), devices=[device("gpu-0")]
+            ),
+        ],
+        [one_gpu(count=2)],
+        [
+            anywhere(
+                g("gpu", "gpu-0", "pool-a"),
+                g("gpu", "gpu-0", "pool-b"),
+                config=[gpu_class_config("gpu")],
+                selector=node_selector(("zone", "In", ["z1", "z2"])),
+            )
+        ],
+    ),
+    # §5.5 binding conditions: such pools are searched last; results copy the conditions.
+    Case(
+        "binding-condition-pools-last-and-copied",
+        [
+            resource_slice(
+                "a", GPU, "a-attach", node_name="n1", devices=[device("gpu-0", binding_conditions=["Attached"])]
+            ),
+            resource_slice("b", GPU, "b-local", node_name="n1", devices=[device("gpu-0")]),
+        ],
+        [one_gpu(count=2)],
+        [
+            pinned(
+                g("gpu", "gpu-0", "b-local"),
+                g("gpu", "gpu-0", "a-attach", bindingConditions=["Attached"]),
+                config=[gpu_class_config("gpu")],
+            )
+        ],
+    ),
+    Case(
+        "binding-conditions-gate-off-not-selectable",
+        [
+            resource_slice(
+                "a", GPU, "a-attach", node_name="n1", devices=[device("gpu-0", binding_conditions=["Attached"])]
+            ),
+            resource_slice("b", GPU, "b-local", node_name="n1", devices=[device("gpu-0")]),
+        ],
+        [one_gpu(count=2)],
+        None,
+        features=Features.from_gates("DRADeviceBindingConditions=false"),
+    ),
+]
+
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_allocate(case: Case) -> None:
@@ -985,6 +1139,12 @@ def test_allocate(case: Case) -> None:
         with pytest.raises(case.expect.kind, match=case.expect.pattern):
             run(case)
         return
+    assert run(case) == case.expect
+
+
+@pytest.mark.xfail(strict=True, raises=AllocationError, reason="computed CEL domains get no empty-map default")
+@pytest.mark.parametrize("case", KNOWN_GAPS, ids=[c.id for c in KNOWN_GAPS])
+def test_known_gaps(case: Case) -> None:
     assert run(case) == case.expect
 
 
@@ -1020,9 +1180,9 @@ def test_shared_allocations_count_in_state_only_with_gate_on() -> None:
     )
     on = AllocatedState.from_claims([held], Features())
     off = AllocatedState.from_claims([held], Features.from_gates("DRAConsumableCapacity=false"))
-    nic0 = (NIC, "n1", "nic-0")
-    assert nic0 not in on.exclusive and on.aggregated_capacity[nic0]  # type: ignore[index]
-    assert nic0 in off.exclusive and not off.aggregated_capacity  # type: ignore[operator]
+    nic0 = DeviceID(NIC, "n1", "nic-0")
+    assert nic0 not in on.exclusive and on.aggregated_capacity[nic0] == {"bandwidth": 60 * 10**9}
+    assert nic0 in off.exclusive and not off.aggregated_capacity
 
 
 def test_steps_and_pools_reported() -> None:

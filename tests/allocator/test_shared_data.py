@@ -71,8 +71,7 @@ def attributes(slices: list[ResourceSlice]) -> dict[tuple[str, str], dict[str, A
     for resource_slice in slices:
         for device in resource_slice.spec.devices:
             values = {
-                name: next(v for v in msgspec.to_builtins(attr).values())
-                for name, attr in device.attributes.items()
+                name: next(v for v in msgspec.to_builtins(attr).values()) for name, attr in device.attributes.items()
             }
             found[(resource_slice.spec.pool.name + "|" + resource_slice.spec.driver, device.name)] = values
     return found
@@ -108,24 +107,54 @@ CASES = [
     Case("GPU with its 4 local EFAs", P5, ["gpu-with-4-local-efa"], check=_same("resource.kubernetes.io/pcieRoot")),
     # The EKS guide says this grabs the aligned EFA group; upstream's All takes every EFA of the node: 32 EFAs
     # plus the GPU are 33 devices, over the 32-results limit, which upstream reports as an error up front.
-    Case("All EFAs + one GPU on one root (documented vs actual)", P5, ["aligned-all-efa-one-nvidia"],
-         error="number of requested devices 33 exceeds the claim limit of 32"),
+    Case(
+        "All EFAs + one GPU on one root (documented vs actual)",
+        P5,
+        ["aligned-all-efa-one-nvidia"],
+        error="number of requested devices 33 exceeds the claim limit of 32",
+    ),
     Case("whole p5 in two claims: 8 GPUs + 32 EFAs", P5, ["eight-gpus", "all-efas"], check=_devices(40)),
     Case("prefer H200, else H100", P5, ["prefer-h200-then-h100"], check=_devices(1)),
     Case("four static MIG devices of one GPU", P4D_STATIC, ["mig-devices"], check=_same("parentUUID")),
-    Case("DynamicMIG by capacity lower bounds", P4D_DYNAMIC, ["rct-mig-min"],
-         check=_profiles({"3g.20gb", "4g.20gb", "7g.40gb"})),
+    Case(
+        "DynamicMIG by capacity lower bounds",
+        P4D_DYNAMIC,
+        ["rct-mig-min"],
+        check=_profiles({"3g.20gb", "4g.20gb", "7g.40gb"}),
+    ),
     Case("4 connected Trainium2 devices", TRN2, ["1x4-connected-neurons"], check=_devices(4)),
     Case("4 Neuron devices + 4 EFAs of one group", TRN2, ["aligned-efa-neuron"], check=_devices(8)),
-    Case("example driver: attribute and capacity selectors", EXAMPLE, ["single-gpu-cel"], check=_devices(1),
-         slices={"dra-example-driver-cluster-worker-gpu.example.com-rf2f7"}),
-    Case("example driver: partitions within the counters", EXAMPLE, ["gpu-partitions"], check=_devices(2),
-         slices={"dra-example-driver-cluster-worker-gpu.example.com-c0unt",
-                 "dra-example-driver-cluster-worker-gpu.example.com-d3v1c"}),
-    Case("example driver: shares of a multi-allocatable GPU", EXAMPLE, ["shared-gpu-pod0"], check=_devices(1),
-         slices={"dra-example-driver-cluster-worker-gpu.example.com-m4x2k"}),
-    Case("example driver: first available alternative", EXAMPLE, ["prioritized-gpu"], check=_devices(1),
-         slices={"dra-example-driver-cluster-worker-gpu.example.com-rf2f7"}),
+    Case(
+        "example driver: attribute and capacity selectors",
+        EXAMPLE,
+        ["single-gpu-cel"],
+        check=_devices(1),
+        slices={"dra-example-driver-cluster-worker-gpu.example.com-rf2f7"},
+    ),
+    Case(
+        "example driver: partitions within the counters",
+        EXAMPLE,
+        ["gpu-partitions"],
+        check=_devices(2),
+        slices={
+            "dra-example-driver-cluster-worker-gpu.example.com-c0unt",
+            "dra-example-driver-cluster-worker-gpu.example.com-d3v1c",
+        },
+    ),
+    Case(
+        "example driver: shares of a multi-allocatable GPU",
+        EXAMPLE,
+        ["shared-gpu-pod0"],
+        check=_devices(1),
+        slices={"dra-example-driver-cluster-worker-gpu.example.com-m4x2k"},
+    ),
+    Case(
+        "example driver: first available alternative",
+        EXAMPLE,
+        ["prioritized-gpu"],
+        check=_devices(1),
+        slices={"dra-example-driver-cluster-worker-gpu.example.com-rf2f7"},
+    ),
 ]
 
 

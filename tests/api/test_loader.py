@@ -78,13 +78,14 @@ def test_a_document_that_is_not_a_mapping_is_an_input_error() -> None:
         load_text("- a\n- b\n")
 
 
-def test_directories_are_read_recursively_in_order(tmp_path: Path) -> None:
+def test_directories_are_read_like_kubectl_recursive_only_when_asked(tmp_path: Path) -> None:
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "2.yml").write_text("kind: B\n")
     (tmp_path / "a.yaml").write_text("kind: A\n")
     (tmp_path / "c.json").write_text('{"kind": "C"}')
     (tmp_path / "notes.txt").write_text("kind: ignored\n")
-    assert [o.kind for o in load_paths([str(tmp_path)])] == ["A", "B", "C"]
+    assert [o.kind for o in load_paths([str(tmp_path)])] == ["A", "C"]
+    assert [o.kind for o in load_paths([str(tmp_path)], recursive=True)] == ["A", "B", "C"]
 
 
 def test_missing_paths_and_empty_directories(tmp_path: Path) -> None:

@@ -76,15 +76,16 @@ class LoadedObject:
         return self.source.line
 
 
-def load_paths(paths: Sequence[str]) -> list[LoadedObject]:
+def load_paths(paths: Sequence[str], recursive: bool = False) -> list[LoadedObject]:
     """Load every object from files and directories (``-`` is standard input), in a stable order.
 
-    Directories are walked recursively and their ``.yaml``/``.yml``/``.json`` files read in sorted
+    Like ``kubectl -f DIR``, a directory's own ``.yaml``/``.yml``/``.json`` files are read (its
+    subdirectories too with ``recursive``, like ``kubectl -R``), in sorted
     order. Raises :class:`InputError` for a missing or unparsable file.
     """
     objects: list[LoadedObject] = []
     for path in paths:
-        for file in _expand(path):
+        for file in _expand(path, recursive):
             objects.extend(load_text(_read(file), file))
     return objects
 
@@ -100,15 +101,17 @@ def load_text(text: str, origin: str = "<input>") -> list[LoadedObject]:
     return objects
 
 
-def _expand(path: str) -> Iterator[str]:
+def _expand(path: str, recursive: bool) -> Iterator[str]:
     if path == "-":
         yield path
         return
     candidate = Path(path)
     if candidate.is_dir():
-        files = sorted(p for p in candidate.rglob("*") if p.is_file() and p.suffix in YAML_SUFFIXES)
+        walk = candidate.rglob("*") if recursive else candidate.glob("*")
+        files = sorted(p for p in walk if p.is_file() and p.suffix in YAML_SUFFIXES)
         if not files:
-            raise InputError(f"{path}: directory holds no .yaml, .yml or .json file")
+            deeper = "" if recursive else " (use -R to read its subdirectories too)"
+            raise InputError(f"{path}: directory holds no .yaml, .yml or .json file{deeper}")
         yield from (str(p) for p in files)
     elif candidate.is_file():
         yield path

@@ -17,6 +17,7 @@ from dratwin.api.codec import decode_as, dump_yaml
 from dratwin.api.core import Node
 from dratwin.api.loader import LoadedObject, load_paths
 from dratwin.api.resource import DeviceClass, ResourceClaim, ResourceSlice
+from dratwin.cli.main import add_file_arguments
 from dratwin.errors import AllocationError, DratwinError, InputError
 
 S = TypeVar("S", bound=msgspec.Struct)
@@ -43,16 +44,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "-f",
-        "--filename",
-        dest="paths",
-        action="append",
-        required=True,
-        metavar="PATH",
-        help="YAML/JSON file or directory of Nodes, DeviceClasses, ResourceSlices and "
-        "ResourceClaims (repeatable; - for stdin)",
-    )
+    add_file_arguments(parser)
     parser.add_argument("--node", required=True, help="name of the Node (in the input) to allocate for")
     parser.add_argument(
         "--claim",
@@ -88,7 +80,7 @@ class Inputs:
 def run(args: argparse.Namespace) -> int:
     try:
         features = Features.from_gates(args.feature_gates)
-        objects = load_paths(args.paths)
+        objects = load_paths(args.paths, args.recursive)
         inputs = _collect(objects, args.node)
         targets = _targets(inputs, args.claims)
         state = AllocatedState.from_claims((c for c, _ in inputs.claims.values()), features)

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     kind, key = _target(args.target)
     features = Features.from_gates(args.feature_gates)
     compiler = SelectorCompiler(list_type_attributes=features.list_type_attributes)
-    loaded = load_cluster(load_paths(args.paths), features, random.Random(args.seed))
+    loaded = load_cluster(load_paths(args.paths, args.recursive), features, random.Random(args.seed))
     options = Options(args.seed, ScoringStrategy(args.scoring), args.percentage_of_nodes_to_score)
     known = loaded.state.pods if kind == "pod" else loaded.state.claims
     if key not in known:

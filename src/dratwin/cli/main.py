@@ -24,8 +24,19 @@ commands:
   allocate   run the DRA allocator for one node: which devices each claim gets, or why not
   schedule   place every pending pod like kube-scheduler, with DRA; say why the rest stays Pending
   explain    why one pod or claim is pending, from the scheduler's summary down to device values
+  cluster    generate the Nodes and ResourceSlices of real EC2 instance types (cluster generate)
   bench      run the benchmarks and print the figures
 """
+
+
+def add_file_arguments(parser: argparse.ArgumentParser, dest: str = "paths") -> None:
+    """``-f PATH`` (repeatable) and ``-R``, as kubectl has them."""
+    parser.add_argument(
+        "-f", "--filename", dest=dest, action="append", required=True, metavar="PATH",
+        help="YAML or JSON file, directory (its files; with -R also its subdirectories) or - for stdin; "
+        "repeatable",
+    )
+    parser.add_argument("-R", "--recursive", action="store_true", help="read directories recursively")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,13 +51,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_registrars() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
-    from dratwin.cli import allocate_cmd, bench_cmd, explain_cmd, schedule_cmd, validate_cmd
+    from dratwin.cli import allocate_cmd, bench_cmd, cluster_cmd, explain_cmd, schedule_cmd, validate_cmd
 
     return [
         validate_cmd.register,
         allocate_cmd.register,
         schedule_cmd.register,
         explain_cmd.register,
+        cluster_cmd.register,
         bench_cmd.register,
     ]
 

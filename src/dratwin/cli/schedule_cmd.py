@@ -8,6 +8,7 @@ import random
 from dratwin.allocator import Features
 from dratwin.api.loader import load_paths
 from dratwin.cel import SelectorCompiler
+from dratwin.cli.main import add_file_arguments
 from dratwin.scheduler.plugins.node_resources import ScoringStrategy
 from dratwin.twin.build import load_cluster
 from dratwin.twin.report import render_json, render_table, render_yaml
@@ -43,8 +44,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-f", "--filename", dest="paths", action="append", required=True, metavar="PATH",
-                        help="YAML/JSON file or directory (repeatable; - for stdin)")
+    add_file_arguments(parser)
     parser.add_argument("--feature-gates", default="", metavar="GATE=BOOL,...",
                         help="override the Kubernetes 1.36 defaults")
     parser.add_argument("--scoring", choices=("LeastAllocated", "MostAllocated"), default="LeastAllocated",
@@ -58,7 +58,7 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
 def run_schedule(args: argparse.Namespace) -> tuple[ScheduleReport, SelectorCompiler]:
     features = Features.from_gates(args.feature_gates)
     compiler = SelectorCompiler(list_type_attributes=features.list_type_attributes)
-    loaded = load_cluster(load_paths(args.paths), features, random.Random(args.seed))
+    loaded = load_cluster(load_paths(args.paths, args.recursive), features, random.Random(args.seed))
     options = Options(args.seed, ScoringStrategy(args.scoring), args.percentage_of_nodes_to_score)
     return schedule(loaded, options, compiler), compiler
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dratwin.allocator.features import Features
 from dratwin.api.loader import load_paths
 from dratwin.api.validation import Problem, SelectorCompilerLike, validate_objects
+from dratwin.cli.main import add_file_arguments
 
 EXIT_OK, EXIT_PROBLEMS = 0, 1
 
@@ -48,10 +49,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "-f", "--filename", dest="files", action="append", required=True, metavar="PATH",
-        help="a YAML/JSON file, a directory (read recursively) or - for standard input; repeat for more",
-    )
+    add_file_arguments(parser, dest="files")
     parser.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format")
     parser.add_argument(
         "--feature-gates", metavar="GATES", default=None,
@@ -62,7 +60,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def run(args: argparse.Namespace) -> int:
     features = Features.from_gates(args.feature_gates)
-    objects = load_paths(args.files)
+    objects = load_paths(args.files, args.recursive)
     compiler = _compiler(features.list_type_attributes)
     problems = validate_objects(objects, compiler, features)
     files = len(dict.fromkeys(o.source.path for o in objects))

@@ -27,6 +27,13 @@ from dratwin.api.resource import (
     ResourceSlice,
 )
 from dratwin.cel import CelDevice
+from dratwin.cluster.claims import (
+    CLAIM_FINALIZER,
+    is_generated_for,
+    is_reserved_for,
+    release_after_pod_deletion,
+    reserve,
+)
 from dratwin.scheduler.framework import NodeInfo, PodInfo
 from dratwin.scheduler.resources import add_pod, remove_pod
 
@@ -111,9 +118,7 @@ class ClusterState:
         self.record("Added", "ResourceSlice", resource_slice.metadata.name)
 
     def add_claim(self, raw: Raw) -> ClaimRecord:
-        claim = msgspec.convert(raw, ResourceClaim, strict=False)
-        if not claim.metadata.namespace:
-            claim.metadata.namespace = "default"
+        claim = _decode_claim(raw)
         record = ClaimRecord(raw, claim)
         self.claims[record.key] = record
         if claim.status.allocation is not None:
@@ -121,28 +126,57 @@ class ClusterState:
         self.record("Added", "ResourceClaim", record.key)
         return record
 
-    def allocate_claim(self, key: str, allocation: AllocationResult) -> None:
-        """Write ``status.allocation`` (as the scheduler's PreBind does) and mark the devices in use."""
+    def update_claim(self, key: str, raw: Raw) -> ClaimRecord:
+        """Replace a claim's object; devices are held or released when its allocation appears or goes."""
         record = self.claims[key]
-        record.claim.status.allocation = allocation
-        record.raw = copy.copy(record.raw)
-        status = dict(record.raw.get("status") or {})
-        status["allocation"] = msgspec.to_builtins(allocation)
-        record.raw["status"] = status
-        self._hold(record.claim, allocation)
+        before = record.claim.status.allocation
+        claim = _decode_claim(raw)
+        after = claim.status.allocation
+        if before is not None and after is None:
+            self._bump(self.allocated.release(key, before, self.features))
+        elif before is None and after is not None:
+            self._hold(claim, after)
+        record.raw, record.claim = raw, claim
         self.record("Modified", "ResourceClaim", key)
+        return record
 
-    def reserve_claim(self, key: str, pod: Pod) -> None:
-        record = self.claims[key]
-        status = dict(record.raw.get("status") or {})
-        reserved = list(status.get("reservedFor") or [])
-        reserved.append({"resource": "pods", "name": pod.metadata.name, "uid": pod.metadata.uid})
-        status["reservedFor"] = reserved
-        record.raw = {**record.raw, "status": status}
-        record.claim = msgspec.convert(record.raw, ResourceClaim, strict=False)
-        if not record.claim.metadata.namespace:
-            record.claim.metadata.namespace = "default"
-        self.record("Modified", "ResourceClaim", key)
+    def allocate_claim(self, key: str, allocation: AllocationResult) -> None:
+        """What the DRA plugin's Reserve/PreBind write: the allocation, and the finalizer that protects it."""
+        raw = copy.deepcopy(self.claims[key].raw)
+        meta = raw.setdefault("metadata", {})
+        finalizers = list(meta.get("finalizers") or [])
+        if CLAIM_FINALIZER not in finalizers:
+            meta["finalizers"] = [*finalizers, CLAIM_FINALIZER]
+        raw.setdefault("status", {})["allocation"] = msgspec.to_builtins(allocation)
+        self.update_claim(key, raw)
+
+    def reserve_claim(self, key: str, pod_raw: Raw) -> None:
+        self.update_claim(key, reserve(self.claims[key].raw, pod_raw))
+
+    def deallocate_claim(self, key: str) -> None:
+        raw = copy.deepcopy(self.claims[key].raw)
+        status = raw.get("status") or {}
+        status.pop("allocation", None)
+        status.pop("reservedFor", None)
+        self.update_claim(key, raw)
+
+    def delete_claim(self, key: str) -> None:
+        self.deallocate_claim(key)
+        del self.claims[key]
+        self.record("Deleted", "ResourceClaim", key)
+
+    def release_claims_of(self, pod: PodRecord) -> None:
+        """The resourceclaim controller after a pod is gone: drop it from reservedFor, deallocate claims
+        left without consumers, delete the claims generated for it."""
+        alive = [p.raw for p in self.pods.values()]
+        for key, record in list(self.claims.items()):
+            if not is_reserved_for(record.raw, pod.raw) and not is_generated_for(record.raw, pod.raw):
+                continue
+            release = release_after_pod_deletion(record.raw, pod.raw, alive)
+            if release.delete:
+                self.delete_claim(key)
+            else:
+                self.update_claim(key, release.claim)
 
     def bind_pod(self, key: str, node_name: str, raw: Raw, pod: Pod) -> None:
         """The pod is bound: its new object, and its requests booked on the node."""
@@ -150,38 +184,6 @@ class ClusterState:
         record.raw, record.pod, record.info.pod = raw, pod, pod
         add_pod(self.nodes[node_name], record.info)
         self.record("Modified", "Pod", key)
-
-    def deallocate_claim(self, key: str) -> None:
-        """Remove ``status.allocation`` and ``reservedFor`` (the resourceclaim controller, no consumer left)."""
-        record = self.claims[key]
-        allocation = record.claim.status.allocation
-        if allocation is None:
-            return
-        devices = self.allocated.release(key, allocation, self.features)
-        self._bump(devices)
-        status = {k: v for k, v in (record.raw.get("status") or {}).items() if k not in ("allocation", "reservedFor")}
-        record.raw = {k: v for k, v in record.raw.items() if k != "status"}
-        if status:
-            record.raw["status"] = status
-        record.claim.status.allocation = None
-        record.claim.status.reserved_for = []
-        self.record("Modified", "ResourceClaim", key)
-
-    def delete_claim(self, key: str) -> None:
-        self.deallocate_claim(key)
-        del self.claims[key]
-        self.record("Deleted", "ResourceClaim", key)
-
-    def unreserve_claim(self, key: str, pod: Pod) -> int:
-        """Drop the pod from ``reservedFor``; returns how many consumers are left."""
-        record = self.claims[key]
-        status = dict(record.raw.get("status") or {})
-        left = [r for r in status.get("reservedFor") or [] if r.get("uid") != pod.metadata.uid]
-        status["reservedFor"] = left
-        record.raw = {**record.raw, "status": status}
-        record.claim.status.reserved_for = [r for r in record.claim.status.reserved_for if r.uid != pod.metadata.uid]
-        self.record("Modified", "ResourceClaim", key)
-        return len(left)
 
     def remove_pod(self, key: str) -> PodRecord:
         """Delete a pod: off its node, out of the store."""
@@ -203,6 +205,13 @@ class ClusterState:
                 self.dra_global_version += 1
             else:
                 self.dra_version[node] = self.dra_version.get(node, 0) + 1
+
+
+def _decode_claim(raw: Raw) -> ResourceClaim:
+    claim = msgspec.convert(raw, ResourceClaim, strict=False)
+    if not claim.metadata.namespace:
+        claim.metadata.namespace = "default"
+    return claim
 
 
 def _pool_nodes(slices: Iterable[ResourceSlice]) -> dict[tuple[str, str], str | None]:

@@ -14,7 +14,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from dratwin.api.resource import AllocationResult
+from dratwin.api.resource import AllocationResult, ResourceClaim
 from dratwin.cluster.state import ClusterState
 from dratwin.scheduler.framework import (
     Code,
@@ -27,8 +27,8 @@ from dratwin.scheduler.framework import (
     Status,
 )
 from dratwin.scheduler.node_selection import num_feasible_nodes_to_find, select_host
-from dratwin.scheduler.plugins.dynamic_resources import DynamicResources
-from dratwin.scheduler.preemption import find_preemption
+from dratwin.scheduler.plugins.dynamic_resources import DynamicResources, ExtendedRequest
+from dratwin.scheduler.preemption import find_preemption, fit_error_message, preemption_message
 
 
 @dataclass
@@ -53,20 +53,10 @@ class Diagnosis:
 
     def message(self) -> str:
         """kube-scheduler's FailedScheduling text: ``0/N nodes are available: ...``."""
-        text = f"0/{self.num_nodes} nodes are available:"
-        if self.pre_filter is not None:
-            text += f" {'; '.join(self.pre_filter.reasons)}."
-        else:
-            counts: dict[str, int] = {}
-            for status in self.nodes.values():
-                for reason in status.reasons:
-                    counts[reason] = counts.get(reason, 0) + 1
-            histogram = sorted(f"{n} {reason}" for reason, n in counts.items())
-            if histogram:
-                text += f" {', '.join(histogram)}."
-        if self.post_filter:
-            text += f" {self.post_filter}"
-        return text
+        pre_filter = "; ".join(self.pre_filter.reasons) if self.pre_filter is not None else ""
+        return fit_error_message(
+            self.num_nodes, self.nodes, pre_filter_msg=pre_filter, post_filter_msg=self.post_filter
+        )
 
 
 @dataclass
@@ -79,6 +69,7 @@ class Attempt:
     diagnosis: Diagnosis | None = None
     allocations: dict[str, AllocationResult] = field(default_factory=dict)
     victims: list[str] = field(default_factory=list)
+    nominated_node: str = ""
     error: str = ""
 
     @property
@@ -134,8 +125,12 @@ class Scheduler:
         if not feasible:
             return self._post_filter(state, pod, diagnosis)
         chosen = feasible[0].name if len(feasible) == 1 else self._select(state, pod, feasible)
-        allocations = self.profile.dra.reserve(state, pod, chosen)
-        self.binder.bind(pod, chosen, allocations, self.profile.dra.claims_to_reserve(state))
+        dra = self.profile.dra
+        allocations = dra.reserve(state, pod, chosen)
+        special = dra.extended_claim(state, chosen)
+        if special is not None:
+            self.binder.create_extended_claim(pod, special, dra.extended_requests(state))
+        self.binder.bind(pod, chosen, allocations, dra.claims_to_reserve(state, chosen))
         return Attempt(pod.key, node=chosen, allocations=allocations)
 
     # ---- phases ------------------------------------------------------------------------------------
@@ -180,17 +175,27 @@ class Scheduler:
 
     def _post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> Attempt:
         nodes = self.node_order
-        result = find_preemption(pod, nodes, diagnosis.nodes, lambda p, n: self._run_filters(state, p, n))
+        # After a PreFilter "no", every node carries that unresolvable status.
+        statuses = (
+            diagnosis.nodes
+            if diagnosis.pre_filter is None
+            else dict.fromkeys((n.name for n in nodes), diagnosis.pre_filter)
+        )
+
+        def fits(p: PodInfo, n: NodeInfo) -> Status:
+            return self._run_filters(state, p, n)
+
+        result = find_preemption(pod, nodes, statuses, fits)
         if result is None:
             # Every PostFilter plugin that says no adds its reason: DynamicResources first, then preemption.
-            dra = self.profile.dra.post_filter_message(state)
-            diagnosis.post_filter = f"{dra}, {_no_preemption_message(pod, diagnosis)}"
+            reasons = [self.profile.dra.post_filter_message(state), preemption_message(pod, nodes, statuses, fits)]
+            diagnosis.post_filter = ", ".join(r for r in reasons if r)
             return self._unschedulable(pod, diagnosis)
         victims = [v.key for v in result.victims]
         self.binder.evict(result.victims, preemptor=pod)
         attempt = self._unschedulable(pod, diagnosis)
         attempt.victims = victims
-        attempt.message += f" preempting {len(victims)} pod(s) on node {result.node_name}"
+        attempt.nominated_node = result.node_name
         return attempt
 
     def _unschedulable(self, pod: PodInfo, diagnosis: Diagnosis) -> Attempt:
@@ -209,24 +214,8 @@ class Binder:
     def evict(self, victims: Sequence[PodInfo], preemptor: PodInfo) -> None:
         raise NotImplementedError
 
-
-def _no_preemption_message(pod: PodInfo, diagnosis: Diagnosis) -> str:
-    """Upstream's PostFilter suffix: nodes whose "no" is unresolvable are not helped by preemption."""
-    counts: dict[str, int] = {}
-    if pod.pod.spec.preemption_policy == "Never":
-        return "preemption: not eligible due to preemptionPolicy=Never."
-    statuses = list(diagnosis.nodes.values()) if diagnosis.pre_filter is None else []
-    for status in statuses:
-        reason = (
-            "Preemption is not helpful for scheduling"
-            if status.unresolvable
-            else "No preemption victims found for incoming pod"
-        )
-        counts[reason] = counts.get(reason, 0) + 1
-    if diagnosis.pre_filter is not None:
-        counts["Preemption is not helpful for scheduling"] = diagnosis.num_nodes
-    histogram = ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items()))
-    return f"preemption: 0/{diagnosis.num_nodes} nodes are available: {histogram}."
+    def create_extended_claim(self, pod: PodInfo, claim: ResourceClaim, requests: Sequence[ExtendedRequest]) -> None:
+        raise NotImplementedError
 
 
 def _zone_round_robin(nodes: list[NodeInfo]) -> list[NodeInfo]:

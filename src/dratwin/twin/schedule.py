@@ -16,11 +16,11 @@ from typing import Any
 import msgspec
 
 from dratwin.api.core import Pod
-from dratwin.api.resource import AllocationResult
+from dratwin.api.resource import AllocationResult, ResourceClaim
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.state import ClusterState
 from dratwin.scheduler.framework import PodInfo
-from dratwin.scheduler.plugins.dynamic_resources import DynamicResources
+from dratwin.scheduler.plugins.dynamic_resources import DynamicResources, ExtendedRequest
 from dratwin.scheduler.plugins.node_affinity import NodeAffinity
 from dratwin.scheduler.plugins.node_name import NodeName
 from dratwin.scheduler.plugins.node_resources import NodeResourcesFit, ScoringStrategy
@@ -30,6 +30,7 @@ from dratwin.scheduler.scheduler import Attempt, Binder, Profile, Scheduler
 from dratwin.twin.build import LoadedCluster
 
 SCHEDULED_CONDITION = "PodScheduled"
+EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 
 
 @dataclass(frozen=True)
@@ -56,11 +57,7 @@ class ScheduleReport:
 def default_profile(cluster: ClusterState, options: Options, compiler: SelectorCompiler | None = None) -> Profile:
     """kube-scheduler's default profile, reduced to the plugins that matter here, in upstream order."""
     dra = DynamicResources(cluster, compiler)
-    extended = {c.spec.extended_resource_name for c in cluster.classes.values() if c.spec.extended_resource_name}
-    fit = NodeResourcesFit(
-        options.scoring,
-        dra_extended_resources=extended if cluster.features.extended_resource else frozenset(),
-    )
+    fit = NodeResourcesFit(options.scoring, dra_extended_resources=frozenset(dra.extended_classes))
     affinity = NodeAffinity()
     taints = TaintToleration()
     return Profile(
@@ -91,7 +88,7 @@ class StateBinder(Binder):
         for key, allocation in allocations.items():
             state.allocate_claim(key, allocation)
         for key in claims:
-            state.reserve_claim(key, pod.pod)
+            state.reserve_claim(key, state.pods[pod.key].raw)
         current = state.pods[pod.key].raw
         raw = {**current, "spec": {**(current.get("spec") or {}), "nodeName": node}}
         raw["status"] = _with_condition(raw.get("status") or {}, {"type": SCHEDULED_CONDITION, "status": "True"})
@@ -99,23 +96,43 @@ class StateBinder(Binder):
         bound.metadata.namespace = pod.pod.metadata.namespace
         state.bind_pod(pod.key, node, raw, bound)
 
-    def evict(self, victims: Sequence[PodInfo], preemptor: PodInfo) -> None:
+    def create_extended_claim(self, pod: PodInfo, claim: ResourceClaim, requests: Sequence[ExtendedRequest]) -> None:
+        """What PreBind creates for extended resources backed by DRA, and the pod status that points to it."""
         state = self.cluster
-        for victim in victims:
-            self._release_claims(state.remove_pod(victim.key).pod)
+        meta = pod.pod.metadata
+        raw = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {
+                "name": claim.metadata.name,
+                "generateName": f"{meta.name}-extended-resources-",
+                "namespace": meta.namespace,
+                "annotations": {EXTENDED_CLAIM_ANNOTATION: "true"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "name": meta.name,
+                        "uid": meta.uid,
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
+            },
+            "spec": msgspec.to_builtins(claim.spec),
+        }
+        state.add_claim(raw)
+        record = state.pods[pod.key]
+        mappings = [{"containerName": r.container, "resourceName": r.resource, "requestName": r.name} for r in requests]
+        status = {
+            **(record.raw.get("status") or {}),
+            "extendedResourceClaimStatus": {"requestMappings": mappings, "resourceClaimName": claim.metadata.name},
+        }
+        record.raw = {**record.raw, "status": status}
 
-    def _release_claims(self, pod: Pod) -> None:
-        """What the resourceclaim controller does once a pod is gone."""
-        state = self.cluster
-        for key, record in list(state.claims.items()):
-            if not any(r.uid == pod.metadata.uid for r in record.claim.status.reserved_for):
-                continue
-            left = state.unreserve_claim(key, pod)
-            owned = any(o.kind == "Pod" and o.uid == pod.metadata.uid for o in record.claim.metadata.owner_references)
-            if owned:
-                state.delete_claim(key)
-            elif left == 0:
-                state.deallocate_claim(key)
+    def evict(self, victims: Sequence[PodInfo], preemptor: PodInfo) -> None:
+        for victim in victims:
+            self.cluster.release_claims_of(self.cluster.remove_pod(victim.key))
 
 
 def _mark_unschedulable(state: ClusterState, attempt: Attempt) -> None:
@@ -125,8 +142,8 @@ def _mark_unschedulable(state: ClusterState, attempt: Attempt) -> None:
     reason = "SchedulerError" if attempt.error else "Unschedulable"
     condition = {"type": SCHEDULED_CONDITION, "status": "False", "reason": reason, "message": attempt.message}
     status = _with_condition(record.raw.get("status") or {}, condition)
-    if attempt.victims:
-        status["nominatedNodeName"] = attempt.message.rsplit(" ", 1)[-1]
+    if attempt.nominated_node:
+        status["nominatedNodeName"] = attempt.nominated_node
     record.raw = {**record.raw, "status": status}
 
 

@@ -14,6 +14,7 @@ without re-running the allocator on hundreds of nodes each time.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -21,6 +22,7 @@ import msgspec
 
 from dratwin.allocator import AllocationOutcome, Allocator, NodeAllocationError
 from dratwin.allocator.nodes import selector_matches
+from dratwin.api.quantity import Quantity
 from dratwin.api.resource import AllocationResult, ResourceClaim
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.state import ClaimRecord, ClusterState
@@ -53,6 +55,19 @@ class PodClaims:
     fingerprint: tuple[bytes, ...] = ()
     allocator: Allocator | None = None
     found: dict[str, AllocationOutcome] = field(default_factory=dict)
+    extended: list[ExtendedRequest] = field(default_factory=list)  # extended resources a DeviceClass backs
+    extended_claims: dict[str, ResourceClaim] = field(default_factory=dict)  # node -> the special claim used there
+
+
+@dataclass(frozen=True)
+class ExtendedRequest:
+    """One container's request for an extended resource that a DeviceClass maps to devices."""
+
+    name: str  # container-<i>-request-<j>
+    container: str
+    resource: str
+    device_class: str
+    count: int
 
 
 class DynamicResources:
@@ -64,14 +79,16 @@ class DynamicResources:
         self._fingerprints: dict[str, bytes] = {}
         self._cache: dict[tuple[tuple[bytes, ...], str], tuple[tuple[int, int], AllocationOutcome]] = {}
         self.allocator_calls = 0
+        self.extended_classes = extended_resource_classes(cluster) if cluster.features.extended_resource else {}
 
     # ---- PreFilter ---------------------------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         spec = pod.pod.spec
-        if not spec.resource_claims:
+        extended = self._extended_requests(pod) if self.extended_classes else []
+        if not spec.resource_claims and not extended:
             return Status(Code.SKIP)
-        found = PodClaims()
+        found = PodClaims(extended=extended)
         state[STATE_KEY] = found  # PostFilter always finds a state, as upstream writes it first
         meta = pod.pod.metadata
         for reference in spec.resource_claims:
@@ -94,7 +111,7 @@ class DynamicResources:
             if missing:
                 return unresolvable(missing)
             found.pending.append(record)
-        if found.pending:
+        if found.pending or found.extended:
             found.fingerprint = tuple(self._fingerprint(r) for r in found.pending)
             found.allocator = Allocator(
                 self.cluster.features,
@@ -136,11 +153,12 @@ class DynamicResources:
         found: PodClaims | None = state.get(STATE_KEY)
         if found is None:
             return SUCCESS
-        if not found.pending:
+        special = self._extended_claim(found, pod, node)
+        if not found.pending and special is None:
             ok = all(_usable_on(r, node) for r in found.allocated)
             return SUCCESS if ok else unresolvable(NOT_ON_NODE)
         try:
-            outcome = self._allocate(found, node)
+            outcome = self._allocate(found, node, special)
         except NodeAllocationError as problem:
             return unresolvable(str(problem))
         except AllocationError as problem:
@@ -148,20 +166,63 @@ class DynamicResources:
         if not outcome.allocated:
             return unresolvable(CANNOT_ALLOCATE, details=node.name)
         found.found[node.name] = outcome
+        if special is not None:
+            found.extended_claims[node.name] = special
         unavailable = [r for r in found.allocated if not _usable_on(r, node)]
         if unavailable:
             return unresolvable(NOT_ON_NODE)
         return SUCCESS
 
-    def _allocate(self, found: PodClaims, node: NodeInfo) -> AllocationOutcome:
-        key = (found.fingerprint, node.name)
+    def _extended_requests(self, pod: PodInfo) -> list[ExtendedRequest]:
+        """Requests for extended resources that a DeviceClass backs (DRAExtendedResource)."""
+        spec = pod.pod.spec
+        found = []
+        containers = [c for c in spec.init_containers if c.restart_policy == "Always"] + list(spec.containers)
+        offset = len(spec.init_containers)
+        for index, container in enumerate(containers):
+            position = spec.init_containers.index(container) if container in spec.init_containers else offset + index
+            requests = container.resources.requests or container.resources.limits
+            for j, resource in enumerate(sorted(requests)):
+                device_class = self.extended_classes.get(resource)
+                amount = int(Quantity.parse(requests[resource]).value)
+                if device_class is not None and amount > 0:
+                    name = f"container-{position}-request-{j}"
+                    found.append(ExtendedRequest(name, container.name, resource, device_class, amount))
+        return sorted(found, key=lambda r: r.name)
+
+    def _extended_claim(self, found: PodClaims, pod: PodInfo, node: NodeInfo) -> ResourceClaim | None:
+        """The special claim for the extended resources this node does not serve with a device plugin."""
+        wanted = [r for r in found.extended if node.allocatable.get(r.resource, 0) <= 0]
+        if not wanted:
+            return None
+        requests = [
+            {
+                "name": r.name,
+                "exactly": {"deviceClassName": r.device_class, "allocationMode": "ExactCount", "count": r.count},
+            }
+            for r in wanted
+        ]
+        raw = {
+            "metadata": {
+                # The API server names it from generateName; a suffix derived from the pod keeps runs repeatable.
+                "name": f"{pod.pod.metadata.name}-extended-resources-{_suffix(pod.key)}",
+                "namespace": pod.pod.metadata.namespace,
+            },
+            "spec": {"devices": {"requests": requests}},
+        }
+        return msgspec.convert(raw, ResourceClaim, strict=False)
+
+    def _allocate(self, found: PodClaims, node: NodeInfo, special: ResourceClaim | None) -> AllocationOutcome:
+        claims = [r.claim for r in found.pending] + ([special] if special is not None else [])
+        fingerprint = found.fingerprint + ((msgspec.json.encode(special.spec),) if special is not None else ())
+        key = (fingerprint, node.name)
         version = self.cluster.dra_key(node.name)
         cached = self._cache.get(key)
         if cached is not None and cached[0] == version:
             return cached[1]
         assert found.allocator is not None
         self.allocator_calls += 1
-        outcome = found.allocator.allocate(node.node, [r.claim for r in found.pending])
+        outcome = found.allocator.allocate(node.node, claims)
         if not _has_share_ids(outcome):  # a share ID is fresh per allocation: never reuse one
             self._cache[key] = (version, outcome)
         return outcome
@@ -209,17 +270,61 @@ class DynamicResources:
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> dict[str, AllocationResult]:
         """The allocation to write into each pending claim for the chosen node."""
         found: PodClaims | None = state.get(STATE_KEY)
-        if found is None or not found.pending:
+        if found is None or node_name not in found.found:
             return {}
         outcome = found.found[node_name]
         assert outcome.results is not None
-        return {record.key: result for record, result in zip(found.pending, outcome.results, strict=True)}
+        keys = [record.key for record in found.pending]
+        special = found.extended_claims.get(node_name)
+        if special is not None:
+            keys.append(f"{special.metadata.namespace}/{special.metadata.name}")
+        return dict(zip(keys, outcome.results, strict=True))
 
-    def claims_to_reserve(self, state: CycleState) -> list[str]:
+    def extended_claim(self, state: CycleState, node_name: str) -> ResourceClaim | None:
+        """The special claim to create for the chosen node, if the pod needs one there."""
+        found: PodClaims | None = state.get(STATE_KEY)
+        return found.extended_claims.get(node_name) if found is not None else None
+
+    def extended_requests(self, state: CycleState) -> list[ExtendedRequest]:
+        found: PodClaims | None = state.get(STATE_KEY)
+        return found.extended if found is not None else []
+
+    def claims_to_reserve(self, state: CycleState, node_name: str) -> list[str]:
+        """Every claim the pod uses on that node, the special extended-resource claim included."""
         found: PodClaims | None = state.get(STATE_KEY)
         if found is None:
             return []
-        return [r.key for r in (*found.allocated, *found.pending)]
+        keys = [r.key for r in (*found.allocated, *found.pending)]
+        special = found.extended_claims.get(node_name)
+        if special is not None:
+            keys.append(f"{special.metadata.namespace}/{special.metadata.name}")
+        return keys
+
+
+def extended_resource_classes(cluster: ClusterState) -> dict[str, str]:
+    """Extended resource name -> DeviceClass: ``spec.extendedResourceName`` and the implicit
+    ``deviceclass.resource.kubernetes.io/<class>``; on a clash the newer class wins, then the lower name."""
+    ordered = sorted(
+        cluster.classes.values(),
+        key=lambda c: (c.metadata.creation_timestamp or "", _reverse(c.metadata.name)),
+    )
+    mapping: dict[str, str] = {}
+    for device_class in ordered:
+        name = device_class.metadata.name
+        mapping[f"deviceclass.resource.kubernetes.io/{name}"] = name
+        if device_class.spec.extended_resource_name:
+            mapping[device_class.spec.extended_resource_name] = name
+    return mapping
+
+
+def _suffix(text: str) -> str:
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    digest = hashlib.sha256(text.encode()).digest()
+    return "".join(alphabet[b % len(alphabet)] for b in digest[:5])
+
+
+def _reverse(name: str) -> tuple[int, ...]:
+    return tuple(-ord(c) for c in name)
 
 
 def _usable_on(record: ClaimRecord, node: NodeInfo) -> bool:
