@@ -37,7 +37,7 @@ def test_num_feasible_nodes_to_find(nodes: int, percentage: int, expect: int) ->
 
 
 class ScriptedRandom(random.Random):
-    """A Random whose randrange answers come from a script, to pin the reservoir-sampling steps."""
+    """A Random whose randrange answers come from a script, to pin the tie-breaking draw."""
 
     def __init__(self, answers: list[int]) -> None:
         super().__init__(0)
@@ -54,17 +54,16 @@ class ScriptedRandom(random.Random):
     [
         ([("n1", 5)], [], "n1", []),
         ([("n1", 5), ("n2", 9), ("n3", 7)], [], "n2", []),
-        # n1 and n3 tie at 9: the second tied node replaces n1 when randrange(2) == 0
-        ([("n1", 9), ("n2", 3), ("n3", 9)], [0], "n3", [2]),
-        ([("n1", 9), ("n2", 3), ("n3", 9)], [1], "n1", [2]),
-        # three tied: n2 taken (randrange(2) == 0), then n3 not (randrange(3) == 2)
-        ([("n1", 4), ("n2", 4), ("n3", 4)], [0, 2], "n2", [2, 3]),
-        # a higher score resets the count of tied nodes
-        ([("n1", 4), ("n2", 4), ("n3", 8), ("n4", 8)], [1, 0], "n4", [2, 2]),
+        # n1 and n3 tie at 9: one draw among the tied nodes, in the order given
+        ([("n1", 9), ("n2", 3), ("n3", 9)], [1], "n3", [2]),
+        ([("n1", 9), ("n2", 3), ("n3", 9)], [0], "n1", [2]),
+        ([("n1", 4), ("n2", 4), ("n3", 4)], [1], "n2", [3]),
+        # lower scores never take part in the draw
+        ([("n1", 4), ("n2", 4), ("n3", 8), ("n4", 8)], [1], "n4", [2]),
     ],
-    ids=["single", "highest", "tie-replaced", "tie-kept", "three-way", "reset-on-higher"],
+    ids=["single", "highest", "tie-second", "tie-first", "three-way", "only-the-best-tie"],
 )
-def test_select_host_reservoir_steps(
+def test_select_host_draws_once_among_ties(
     scores: list[tuple[str, int]], answers: list[int], expect: str, asked: list[int]
 ) -> None:
     rng = ScriptedRandom(answers)

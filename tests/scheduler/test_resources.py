@@ -262,7 +262,8 @@ def test_bad_quantity_names_pod_container_and_resource() -> None:
 
 def test_make_pod_info() -> None:
     pod = make_pod("p", container({"cpu": "1"}), namespace="ml", priority=7)
-    assert make_pod_info(pod, order=3) == PodInfo(pod, "ml/p", 7, {"cpu": 1000, "pods": 1}, 3)
+    scoring = {"cpu": 1000, "memory": 200 * 1024 * 1024, "pods": 1}
+    assert make_pod_info(pod, order=3) == PodInfo(pod, "ml/p", 7, {"cpu": 1000, "pods": 1}, 3, scoring)
     assert make_pod_info(make_pod("q")).priority == 0
 
 

@@ -136,11 +136,23 @@ class PodResourceClaimStatus(msgspec.Struct, kw_only=True, omit_defaults=True, r
     resource_claim_name: str | None = None
 
 
+class ContainerExtendedResourceRequest(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    container_name: str = ""
+    resource_name: str = ""
+    request_name: str = ""
+
+
+class PodExtendedResourceClaimStatus(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    request_mappings: list[ContainerExtendedResourceRequest] = msgspec.field(default_factory=list)
+    resource_claim_name: str = ""
+
+
 class PodStatus(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
     phase: str = ""
     conditions: list[PodCondition] = msgspec.field(default_factory=list)
     nominated_node_name: str = ""
     resource_claim_statuses: list[PodResourceClaimStatus] = msgspec.field(default_factory=list)
+    extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
 
 
 class Pod(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):

@@ -14,7 +14,14 @@ class BenchResult:
     unit: str
     target: float | None = None
     detail: str = ""
+    higher_is_better: bool = False  # throughputs (pods/s): the target is a floor, not a ceiling
 
     @property
     def meets_target(self) -> bool | None:
-        return None if self.target is None else self.value <= self.target
+        if self.target is None:
+            return None
+        return self.value >= self.target if self.higher_is_better else self.value <= self.target
+
+    @property
+    def target_text(self) -> str:
+        return "-" if self.target is None else f"{'>=' if self.higher_is_better else '<='} {self.target:g}"

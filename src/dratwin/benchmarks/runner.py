@@ -26,6 +26,7 @@ from dratwin.errors import DratwinError
 BENCHMARK_MODULES: dict[str, str] = {
     "cel": "dratwin.benchmarks.cel_bench",
     "allocator": "dratwin.benchmarks.allocator_bench",
+    "scheduler": "dratwin.benchmarks.scheduler_bench",
 }
 
 DEFAULT_REPEATS = 7

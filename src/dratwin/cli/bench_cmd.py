@@ -79,7 +79,8 @@ def status_of(result: BenchResult) -> str:
 
 
 def _row(result: BenchResult) -> list[str]:
-    target = "-" if result.target is None else f"<= {format_value(result.target)}"
+    sign = ">=" if result.higher_is_better else "<="
+    target = "-" if result.target is None else f"{sign} {format_value(result.target)}"
     return [result.name, format_value(result.value), result.unit, target, status_of(result)]
 
 

@@ -24,7 +24,7 @@ examples:
   dratwin schedule -f examples/ -o yaml
       every pod and claim as the API server would store them (spec.nodeName, status.allocation, ...)
 
-exit status: 0 every pod scheduled, 1 some pod stays pending, 2 bad input
+exit status: 0 every pod scheduled, 1 some pod stays pending or is refused at admission, 2 bad input
 """
 
 
@@ -71,4 +71,5 @@ def run(args: argparse.Namespace) -> int:
         print(render_json(report, compiler), end="")
     else:
         print(render_table(report, compiler), end="")
-    return 0 if all(a.scheduled for a in report.attempts) else 1
+    everything_runs = not report.loaded.blocked and not report.loaded.rejections
+    return 0 if everything_runs and all(a.scheduled for a in report.attempts) else 1

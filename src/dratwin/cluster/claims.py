@@ -187,21 +187,25 @@ def claims_for_pod(
     rng: random.Random,
     *,
     creation_timestamp: str = SIMULATION_EPOCH,
+    owned: Mapping[ObjectKey, Raw] | None = None,
 ) -> PodClaims:
     """One resourceclaim controller sync for ``pod``, and what kube-scheduler then finds missing.
 
     ``templates`` and ``claims`` are keyed by (namespace, name). Random name suffixes come from ``rng``,
-    so a seeded ``rng`` gives the same names every time. Inputs are not mutated.
+    so a seeded ``rng`` gives the same names every time. Inputs are not mutated. ``owned``, when the
+    caller keeps such an index, holds just the claims whose owner is this pod (the controller looks them
+    up by owner); without it every claim is scanned.
     """
-    return _PodSync(pod, templates, claims, rng, creation_timestamp).run()
+    return _PodSync(pod, templates, claims, rng, creation_timestamp, owned).run()
 
 
 class _PodSync:
     """Per-call scratch of :func:`claims_for_pod`."""
 
     def __init__(self, pod: Raw, templates: Mapping[ObjectKey, Raw], claims: Mapping[ObjectKey, Raw],
-                 rng: random.Random, now: str) -> None:
+                 rng: random.Random, now: str, owned: Mapping[ObjectKey, Raw] | None = None) -> None:
         self.pod = pod
+        self.owned = owned
         self.templates = templates
         self.claims = claims
         self.rng = rng
@@ -216,7 +220,7 @@ class _PodSync:
             self.recorded[str(entry.get("name") or "")] = entry.get("resourceClaimName")
         self.new_statuses: dict[str, str] = {}
         self.controller_failed = False  # syncPod returns at the first failing pod claim
-        self.taken = {name for (ns, name) in claims if ns == self.namespace}
+        self.taken: set[str] = set()  # names this call created; the rest are looked up in ``claims``
 
     def run(self) -> PodClaims:
         for pod_claim in (self.pod.get("spec") or {}).get("resourceClaims") or []:
@@ -303,8 +307,9 @@ class _PodSync:
 
     def _orphan(self, pod_claim: str) -> str | None:
         """``findPodResourceClaim``: a claim owned by the pod and annotated for this pod claim."""
-        for (namespace, name) in sorted(self.claims):
-            claim = self.claims[(namespace, name)]
+        candidates = self.owned if self.owned is not None else self.claims
+        for (namespace, name) in sorted(candidates):
+            claim = candidates[(namespace, name)]
             if namespace != self.namespace or not is_generated_for(claim, self.pod):
                 continue
             if (_meta(claim).get("annotations") or {}).get(POD_CLAIM_NAME_ANNOTATION) == pod_claim:
@@ -317,7 +322,7 @@ class _PodSync:
         generate = claim_generate_name(self.name, pod_claim)
         while True:  # AlreadyExists makes the controller retry with a new random name
             name = generated_name(generate, self.rng)
-            if name not in self.taken:
+            if name not in self.taken and (self.namespace, name) not in self.claims:
                 break
         self.taken.add(name)
         metadata: Raw = {"name": name, "generateName": generate, "namespace": self.namespace,
@@ -373,13 +378,13 @@ def reserve(claim: Raw, pod: Raw) -> Raw:
         raise ReservedForFullError(f"pod {namespace}/{name}: cannot reserve the claim: {refusal} (a claim can be "
                                    f"shared by at most {RESERVED_FOR_MAX_SIZE} pods at a time; use a template "
                                    "or a second claim for the others)")
-    updated = copy.deepcopy(claim)
     if is_reserved_for(claim, pod):
-        return updated
+        return copy.deepcopy(claim)
     _, name, uid = _pod_identity(pod)
-    status = updated.setdefault("status", {})
-    status["reservedFor"] = [*_reserved_for(updated), {"resource": "pods", "name": name, "uid": uid}]
-    return updated
+    # Copy on write: only the status changes, and reserving happens once per scheduled pod.
+    status = dict(claim.get("status") or {})
+    status["reservedFor"] = [*_reserved_for(claim), {"resource": "pods", "name": name, "uid": uid}]
+    return {**claim, "status": status}
 
 
 def unreserve(claim: Raw, pod: Raw) -> Raw:

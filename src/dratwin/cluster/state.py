@@ -29,8 +29,6 @@ from dratwin.api.resource import (
 from dratwin.cel import CelDevice
 from dratwin.cluster.claims import (
     CLAIM_FINALIZER,
-    is_generated_for,
-    is_reserved_for,
     release_after_pod_deletion,
     reserve,
 )
@@ -142,13 +140,13 @@ class ClusterState:
 
     def allocate_claim(self, key: str, allocation: AllocationResult) -> None:
         """What the DRA plugin's Reserve/PreBind write: the allocation, and the finalizer that protects it."""
-        raw = copy.deepcopy(self.claims[key].raw)
-        meta = raw.setdefault("metadata", {})
+        current = self.claims[key].raw
+        meta = dict(current.get("metadata") or {})  # copy on write: the old object stays as it was
         finalizers = list(meta.get("finalizers") or [])
         if CLAIM_FINALIZER not in finalizers:
             meta["finalizers"] = [*finalizers, CLAIM_FINALIZER]
-        raw.setdefault("status", {})["allocation"] = msgspec.to_builtins(allocation)
-        self.update_claim(key, raw)
+        status = {**(current.get("status") or {}), "allocation": msgspec.to_builtins(allocation)}
+        self.update_claim(key, {**current, "metadata": meta, "status": status})
 
     def reserve_claim(self, key: str, pod_raw: Raw) -> None:
         self.update_claim(key, reserve(self.claims[key].raw, pod_raw))
@@ -168,15 +166,32 @@ class ClusterState:
     def release_claims_of(self, pod: PodRecord) -> None:
         """The resourceclaim controller after a pod is gone: drop it from reservedFor, deallocate claims
         left without consumers, delete the claims generated for it."""
-        alive = [p.raw for p in self.pods.values()]
-        for key, record in list(self.claims.items()):
-            if not is_reserved_for(record.raw, pod.raw) and not is_generated_for(record.raw, pod.raw):
+        alive = None
+        for key in self._claims_of_pod(pod.pod):
+            record = self.claims.get(key)
+            if record is None:
                 continue
+            if alive is None:
+                alive = [p.raw for p in self.pods.values()]
             release = release_after_pod_deletion(record.raw, pod.raw, alive)
             if release.delete:
                 self.delete_claim(key)
             else:
                 self.update_claim(key, release.claim)
+
+    def _claims_of_pod(self, pod: Pod) -> list[str]:
+        """The claims a pod references: by name, through its status (templates), or its extended claim."""
+        namespace = pod.metadata.namespace
+        generated = {s.name: s.resource_claim_name for s in pod.status.resource_claim_statuses}
+        keys = []
+        for reference in pod.spec.resource_claims:
+            name = reference.resource_claim_name or generated.get(reference.name)
+            if name:
+                keys.append(f"{namespace}/{name}")
+        extended = pod.status.extended_resource_claim_status
+        if extended is not None and extended.resource_claim_name:
+            keys.append(f"{namespace}/{extended.resource_claim_name}")
+        return keys
 
     def bind_pod(self, key: str, node_name: str, raw: Raw, pod: Pod) -> None:
         """The pod is bound: its new object, and its requests booked on the node."""
@@ -199,12 +214,19 @@ class ClusterState:
         self._bump(self.allocated.hold(owner, allocation, self.features))
 
     def _bump(self, devices: list[DeviceID]) -> None:
+        """Devices changed hands: the nodes that can use them (or all, for shared pools) change version.
+
+        A node's ``generation`` is also bumped, so that anything cached per node (the scheduler's filter
+        and score results) is invalidated by one comparison."""
         self.slice_index  # noqa: B018 - builds the pool -> node map on first use
         for node in {self._pool_nodes.get((d.driver, d.pool)) for d in devices}:
             if node is None:
                 self.dra_global_version += 1
             else:
                 self.dra_version[node] = self.dra_version.get(node, 0) + 1
+                info = self.nodes.get(node)
+                if info is not None:
+                    info.generation += 1
 
 
 def _decode_claim(raw: Raw) -> ResourceClaim:

@@ -75,6 +75,7 @@ class PodInfo:
     priority: int
     requests: Resources  # effective requests (max of init containers and the sum of containers, plus overhead)
     order: int = 0  # queue order among equal priorities (creation order)
+    scoring_requests: Resources = field(default_factory=dict)  # cpu/memory with the non-zero defaults
 
 
 @dataclass
@@ -86,10 +87,11 @@ class NodeInfo:
     requested: Resources = field(default_factory=dict)
     pods: list[PodInfo] = field(default_factory=list)
     generation: int = 0
+    non_zero_requested: Resources = field(default_factory=dict)  # what the resource scores count
+    name: str = field(init=False)
 
-    @property
-    def name(self) -> str:
-        return self.node.metadata.name
+    def __post_init__(self) -> None:
+        self.name = self.node.metadata.name  # read in every filter loop: an attribute, not a property
 
 
 class CycleState(dict[str, Any]):

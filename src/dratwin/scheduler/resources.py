@@ -104,7 +104,9 @@ def pod_priority(pod: Pod) -> int:
 
 def make_pod_info(pod: Pod, order: int = 0) -> PodInfo:
     """The derived view of a pod that the scheduler computes once per pod."""
-    return PodInfo(pod, object_key(pod.metadata), pod_priority(pod), pod_requests(pod), order)
+    return PodInfo(
+        pod, object_key(pod.metadata), pod_priority(pod), pod_requests(pod), order, pod_requests_for_scoring(pod)
+    )
 
 
 def _aggregate(pod: Pod, *, non_missing: bool) -> _Exact:
@@ -211,7 +213,16 @@ def add_pod(node: NodeInfo, pod: PodInfo) -> None:
     node.pods.append(pod)
     for name, amount in pod.requests.items():
         node.requested[name] = node.requested.get(name, 0) + amount
+    for name, amount in _scoring(pod).items():
+        if name in (CPU, MEMORY):
+            node.non_zero_requested[name] = node.non_zero_requested.get(name, 0) + amount
     node.generation += 1
+
+
+def _scoring(pod: PodInfo) -> Resources:
+    if not pod.scoring_requests:
+        pod.scoring_requests = pod_requests_for_scoring(pod.pod)
+    return pod.scoring_requests
 
 
 def remove_pod(node: NodeInfo, pod: PodInfo) -> None:
@@ -226,23 +237,28 @@ def remove_pod(node: NodeInfo, pod: PodInfo) -> None:
             node.requested[name] = left
         else:
             node.requested.pop(name, None)
+    for name, amount in _scoring(booked).items():
+        if name in (CPU, MEMORY):
+            node.non_zero_requested[name] = node.non_zero_requested.get(name, 0) - amount
     node.generation += 1
 
 
 def copy_node_info(node: NodeInfo) -> NodeInfo:
     """A copy whose books can change without touching the original (the Node object is shared)."""
-    return NodeInfo(node.node, dict(node.allocatable), dict(node.requested), list(node.pods), node.generation)
+    return NodeInfo(
+        node.node,
+        dict(node.allocatable),
+        dict(node.requested),
+        list(node.pods),
+        node.generation,
+        dict(node.non_zero_requested),
+    )
 
 
 def non_zero_requested(node: NodeInfo) -> Resources:
     """cpu and memory booked on the node as the resource scores count them (upstream
     ``NodeInfo.NonZeroRequested``): each pod's :func:`pod_requests_for_scoring`."""
-    total: Resources = {CPU: 0, MEMORY: 0}
-    for booked in node.pods:
-        scoring = pod_requests_for_scoring(booked.pod)
-        total[CPU] += scoring.get(CPU, 0)
-        total[MEMORY] += scoring.get(MEMORY, 0)
-    return total
+    return {CPU: node.non_zero_requested.get(CPU, 0), MEMORY: node.non_zero_requested.get(MEMORY, 0)}
 
 
 __all__ = [

@@ -13,6 +13,9 @@ import heapq
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
 
 from dratwin.api.resource import AllocationResult, ResourceClaim
 from dratwin.cluster.state import ClusterState
@@ -29,6 +32,19 @@ from dratwin.scheduler.framework import (
 from dratwin.scheduler.node_selection import num_feasible_nodes_to_find, select_host
 from dratwin.scheduler.plugins.dynamic_resources import DynamicResources, ExtendedRequest
 from dratwin.scheduler.preemption import find_preemption, fit_error_message, preemption_message
+
+SHAPE_KEY = "PodShape"
+
+
+@dataclass(slots=True)
+class _Entry:
+    """One node's cached filter status (and raw scores, once scored) for one pod shape."""
+
+    generation: int
+    dra_global: int
+    ok: bool
+    status: Status
+    scores: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -87,6 +103,11 @@ class Scheduler:
         self.binder = binder
         self.next_start_node = 0
         self.node_order = _zone_round_robin(list(cluster.nodes.values()))
+        # Filter statuses and raw scores per pod shape and node position, valid while the node's
+        # generation and the cluster-wide DRA version stay the same: they are pure functions of those,
+        # and the pods of one template share a shape.
+        self._entries: dict[Any, list[_Entry | None]] = {}
+        self._spec_keys: dict[str, bytes] = {}
 
     def run(self, pods: Sequence[PodInfo], until: str | None = None) -> list[Attempt]:
         """Schedule ``pods`` in queue order (priority, then creation order); a preemptor is retried once
@@ -118,14 +139,16 @@ class Scheduler:
                 return Attempt(pod.key, error=status.reasons[0], message=status.reasons[0])
             if not status.ok:
                 diagnosis.pre_filter = status.with_plugin(plugin.name)
-                return self._unschedulable(pod, diagnosis)
+                return self._post_filter(state, pod, diagnosis)  # PostFilter runs after any fit error
+        state[SHAPE_KEY] = self._shape(state, pod)
         feasible, failure = self._find_feasible(state, pod, nodes, diagnosis)
         if failure is not None:
             return Attempt(pod.key, error=failure.reasons[0], message=failure.reasons[0])
         if not feasible:
             return self._post_filter(state, pod, diagnosis)
-        chosen = feasible[0].name if len(feasible) == 1 else self._select(state, pod, feasible)
+        chosen = nodes[feasible[0]].name if len(feasible) == 1 else self._select(state, pod, feasible)
         dra = self.profile.dra
+        dra.filter(state, pod, self.cluster.nodes[chosen])  # its outcome for the chosen node (cached: cheap)
         allocations = dra.reserve(state, pod, chosen)
         special = dra.extended_claim(state, chosen)
         if special is not None:
@@ -137,25 +160,47 @@ class Scheduler:
 
     def _find_feasible(
         self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], diagnosis: Diagnosis
-    ) -> tuple[list[NodeInfo], Status | None]:
+    ) -> tuple[list[int], Status | None]:
+        """Filter nodes from where the last cycle stopped until enough are feasible; their positions.
+
+        This loop runs for hundreds of nodes per pod, so it is written for speed: a node's status is
+        cached per pod shape and reused while the node's generation (bumped by pods and by its devices
+        changing hands) and the cluster-wide DRA version stay the same."""
         wanted = num_feasible_nodes_to_find(len(nodes), self.profile.percentage_of_nodes_to_score)
-        feasible: list[NodeInfo] = []
-        checked = 0
-        for offset in range(len(nodes)):
+        feasible: list[int] = []
+        count = len(nodes)
+        entries = self._entries.get(state[SHAPE_KEY])
+        if entries is None:
+            entries = self._entries[state[SHAPE_KEY]] = [None] * count
+        dra_global = self.cluster.dra_global_version
+        start, checked = self.next_start_node, 0
+        for offset in range(count):
             if len(feasible) >= wanted:
                 break
-            node = nodes[(self.next_start_node + offset) % len(nodes)]
+            index = (start + offset) % count
+            node = nodes[index]
             checked += 1
-            status = self._run_filters(state, pod, node)
-            if status.code is Code.ERROR:
-                return [], status
-            if status.ok:
-                feasible.append(node)
+            entry = entries[index]
+            if entry is None or entry.generation != node.generation or entry.dra_global != dra_global:
+                status = self._run_filters(state, pod, node)
+                if status.code is Code.ERROR:
+                    return [], status
+                entry = entries[index] = _Entry(node.generation, dra_global, status.ok, status)
+            if entry.ok:
+                feasible.append(index)
             else:
-                diagnosis.nodes[node.name] = status
-        if nodes:
-            self.next_start_node = (self.next_start_node + checked) % len(nodes)
+                diagnosis.nodes[node.name] = entry.status
+        if count:
+            self.next_start_node = (start + checked) % count
         return feasible, None
+
+    def _shape(self, state: CycleState, pod: PodInfo) -> tuple[Any, ...]:
+        """What the filters and scores read of a pod: its spec and the specs of its claims."""
+        spec = self._spec_keys.get(pod.key)
+        if spec is None:
+            spec = msgspec.json.encode(pod.pod.spec)
+            self._spec_keys[pod.key] = spec
+        return (spec, self.profile.dra.shape(state))
 
     def _run_filters(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         for plugin in self.profile.filters:
@@ -164,14 +209,29 @@ class Scheduler:
                 return status.with_plugin(plugin.name)
         return Status()
 
-    def _select(self, state: CycleState, pod: PodInfo, feasible: list[NodeInfo]) -> str:
-        totals = dict.fromkeys((n.name for n in feasible), 0)
-        for plugin in self.profile.scores:
-            scores = {n.name: plugin.score(state, pod, n) for n in feasible}
-            plugin.normalize(state, pod, scores)
-            for name, value in scores.items():
-                totals[name] += value * plugin.weight
-        return select_host([(n.name, totals[n.name]) for n in feasible], self.rng)
+    def _select(self, state: CycleState, pod: PodInfo, feasible: list[int]) -> str:
+        nodes = self.node_order
+        entries = self._entries[state[SHAPE_KEY]]
+        raw = []
+        for index in feasible:
+            entry = entries[index]
+            assert entry is not None
+            if entry.scores is None:
+                self.profile.dra.filter(state, pod, nodes[index])  # the DRA score reads this outcome
+                entry.scores = tuple(plugin.score(state, pod, nodes[index]) for plugin in self.profile.scores)
+            raw.append(entry.scores)
+        totals = [0] * len(feasible)
+        for column_index, plugin in enumerate(self.profile.scores):
+            column = [scores[column_index] for scores in raw]
+            if min(column) == max(column):
+                continue  # equal raw scores normalize to equal scores: they cannot change the choice
+            if getattr(plugin, "normalizes", True):
+                named = {nodes[index].name: column[i] for i, index in enumerate(feasible)}
+                plugin.normalize(state, pod, named)
+                column = [named[nodes[index].name] for index in feasible]
+            weight = plugin.weight
+            totals = [total + value * weight for total, value in zip(totals, column, strict=True)]
+        return select_host([(nodes[index].name, totals[i]) for i, index in enumerate(feasible)], self.rng)
 
     def _post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> Attempt:
         nodes = self.node_order
@@ -187,9 +247,14 @@ class Scheduler:
 
         result = find_preemption(pod, nodes, statuses, fits)
         if result is None:
-            # Every PostFilter plugin that says no adds its reason: DynamicResources first, then preemption.
-            reasons = [self.profile.dra.post_filter_message(state), preemption_message(pod, nodes, statuses, fits)]
-            diagnosis.post_filter = ", ".join(r for r in reasons if r)
+            # Every PostFilter plugin that says no adds its reason: DynamicResources first, then preemption,
+            # except that a pod that may not preempt ends the chain with preemption's unresolvable answer.
+            preemption = preemption_message(pod, nodes, statuses, fits)
+            if pod.pod.spec.preemption_policy == "Never":
+                diagnosis.post_filter = preemption
+            else:
+                reasons = [self.profile.dra.post_filter_message(state), preemption]
+                diagnosis.post_filter = ", ".join(r for r in reasons if r)
             return self._unschedulable(pod, diagnosis)
         victims = [v.key for v in result.victims]
         self.binder.evict(result.victims, preemptor=pod)

@@ -24,7 +24,7 @@ from dratwin.cluster.roles import NodeRole, node_roles
 from dratwin.cluster.state import ClusterState, PodRecord
 from dratwin.cluster.workloads import expand_workloads
 from dratwin.scheduler.framework import NodeInfo, PodInfo
-from dratwin.scheduler.resources import add_pod, node_allocatable, pod_requests
+from dratwin.scheduler.resources import add_pod, make_pod_info, node_allocatable
 
 Raw = dict[str, Any]
 
@@ -34,7 +34,8 @@ class PendingReason:
     """A pod that cannot even reach the scheduler (a claim it needs does not exist, ...)."""
 
     pod: str
-    reason: str
+    reason: str  # the root cause, as the component that knows it reports it
+    scheduler_status: str = ""  # what kube-scheduler's PreEnqueue check says meanwhile
 
 
 @dataclass
@@ -43,6 +44,7 @@ class LoadedCluster:
     pending: list[PodInfo] = field(default_factory=list)  # pods for the scheduler, in creation order
     blocked: list[PendingReason] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    rejections: list[str] = field(default_factory=list)  # objects the API server would refuse
     roles: list[NodeRole] = field(default_factory=list)
 
 
@@ -73,11 +75,33 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
         raws.append(obj.raw)
     loaded = LoadedCluster(state)
     expansion = expand_workloads(raws, rng)
-    loaded.notes += [str(n) for n in expansion.notes] + [str(r) for r in expansion.rejections]
+    loaded.notes += [str(n) for n in expansion.notes]
+    loaded.rejections += [str(r) for r in expansion.rejections]
+    by_owner = _claims_by_owner(claims)
     for order, raw in enumerate(expansion.pods):
-        _add_pod(loaded, raw, order, templates, claims, rng)
+        _add_pod(loaded, raw, order, templates, claims, by_owner, rng)
     loaded.roles = node_roles((n.node for n in state.nodes.values()), state.slices)
     return loaded
+
+
+def add_pods(loaded: LoadedCluster, pods: Sequence[Raw], rng: random.Random) -> None:
+    """Create more pods in a loaded cluster (admission, then the resourceclaim controller), as pending."""
+    state = loaded.state
+    templates = {(k.split("/")[0], k.split("/")[1]): msgspec.to_builtins(t) for k, t in state.templates.items()}
+    claims = {(r.claim.metadata.namespace, r.claim.metadata.name): r.raw for r in state.claims.values()}
+    order = len(state.pods) + len(loaded.pending)
+    for offset, raw in enumerate(expand_workloads(list(pods), rng).pods):
+        _add_pod(loaded, raw, order + offset, templates, claims, {}, rng)
+
+
+def _claims_by_owner(claims: dict[tuple[str, str], Raw]) -> dict[str, dict[tuple[str, str], Raw]]:
+    """Claims of the input indexed by the uid of the pod that owns them (as the controller's index)."""
+    index: dict[str, dict[tuple[str, str], Raw]] = {}
+    for key, raw in claims.items():
+        for owner in (raw.get("metadata") or {}).get("ownerReferences") or []:
+            if owner.get("kind") == "Pod" and owner.get("uid"):
+                index.setdefault(str(owner["uid"]), {})[key] = raw
+    return index
 
 
 def _add_pod(
@@ -86,6 +110,7 @@ def _add_pod(
     order: int,
     templates: dict[tuple[str, str], Raw],
     claims: dict[tuple[str, str], Raw],
+    by_owner: dict[str, dict[tuple[str, str], Raw]],
     rng: random.Random,
 ) -> None:
     state = loaded.state
@@ -93,7 +118,8 @@ def _add_pod(
     if not pod.metadata.namespace:
         pod.metadata.namespace = "default"
     key = f"{pod.metadata.namespace}/{pod.metadata.name}"
-    made = claims_for_pod(raw, templates, claims, rng)
+    uid = str((raw.get("metadata") or {}).get("uid") or "")
+    made = claims_for_pod(raw, templates, claims, rng, owned=by_owner.get(uid, {}))
     for claim_raw in made.created:
         record = state.add_claim(claim_raw)
         claims[(record.claim.metadata.namespace, record.claim.metadata.name)] = record.raw
@@ -103,12 +129,14 @@ def _add_pod(
         pod = msgspec.convert(raw, Pod, strict=False)
         if not pod.metadata.namespace:
             pod.metadata.namespace = "default"
-    info = PodInfo(pod, key, pod.spec.priority or 0, pod_requests(pod), order)
+    info = make_pod_info(pod, order)
     state.pods[key] = PodRecord(raw, pod, info)
     state.record("Added", "Pod", key)
     for problem in made.problems:
-        loaded.blocked.append(PendingReason(key, str(problem)))
+        loaded.blocked.append(PendingReason(key, str(problem), problem.scheduler_status))
     if pod.spec.node_name and pod.spec.node_name in state.nodes:
         add_pod(state.nodes[pod.spec.node_name], info)
-    else:
+    elif not made.problems:
         loaded.pending.append(info)
+    # else: kube-scheduler's PreEnqueue check holds the pod back until its claims exist: it is never
+    # tried, so it gets neither a FailedScheduling event nor a PodScheduled condition.

@@ -7,7 +7,9 @@ was tried: the scheduler is run again (deterministically) up to that pod.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +22,10 @@ from dratwin.scheduler.scheduler import Attempt
 from dratwin.twin.schedule import ScheduleReport
 
 MAX_NAMES = 5
+PRE_ENQUEUE_NOTE = (
+    "kube-scheduler's PreEnqueue check holds the pod back until its claims exist: it is never tried, so it "
+    "gets no FailedScheduling event and no PodScheduled condition"
+)
 DRA_PREEMPTION_NOTE = (
     "Kubernetes 1.36 does not preempt pods to free DRA devices: DynamicResources rejects a node as "
     "unresolvable, so lower-priority pods holding the devices are not evicted for this pod"
@@ -60,8 +66,10 @@ class PodExplanation:
         out = [f"pod {self.pod}: {self.status}", f"  {self.summary}"]
         out += [f"  device {d}" for d in self.devices]
         for group in self.groups:
-            names = ", ".join(group.nodes[:MAX_NAMES]) + (", ..." if len(group.nodes) > MAX_NAMES else "")
-            out.append(f"  {len(group.nodes)} node(s) [{group.plugin}] {group.reason}: {names}")
+            more = len(group.nodes) - MAX_NAMES
+            names = ", ".join(group.nodes[:MAX_NAMES]) + (f" and {more} more" if more > 0 else "")
+            out.append(f"  {len(group.nodes)} node(s) [{group.plugin}] {group.reason}")
+            out.append(f"    nodes: {names}")
             out += [f"    {line}" for line in group.lines]
         out += [f"  note: {n}" for n in self.notes]
         return out
@@ -87,8 +95,14 @@ def explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
         if record is None:
             raise KeyError(pod)
         node = record.pod.spec.node_name
-        summary = f"already bound to node {node} in the input" if node else "not scheduled"
-        return PodExplanation(pod, "Scheduled" if node else "Unknown", summary, node or None, notes=blocked)
+        if node:
+            return PodExplanation(pod, "Scheduled", f"already bound to node {node} in the input", node)
+        held = [b for b in report.loaded.blocked if b.pod == pod]
+        if held:
+            summary = f"not tried by kube-scheduler: {held[0].scheduler_status or held[0].reason}"
+            notes = [b.reason for b in held] + [PRE_ENQUEUE_NOTE]
+            return PodExplanation(pod, "Pending", summary, notes=notes)
+        return PodExplanation(pod, "Unknown", "not scheduled in this run", notes=blocked)
     if attempt.scheduled:
         devices = [
             f"{claim}/{r.request}: {r.driver}/{r.pool}/{r.device}"
@@ -99,12 +113,46 @@ def explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
     explanation = PodExplanation(pod, "Pending", attempt.message, notes=blocked)
     if attempt.diagnosis is not None and attempt.diagnosis.pre_filter is not None:
         status = attempt.diagnosis.pre_filter
-        explanation.groups.append(NodeGroup(status.plugin, "; ".join(status.reasons), ["all nodes"]))
+        group = NodeGroup(status.plugin, f"rejected before filtering: {'; '.join(status.reasons)}", sorted(state.nodes))
+        group.lines = _pre_filter_hints(report, status)
+        explanation.groups.append(group)
     elif attempt.diagnosis is not None:
         explanation.groups = _group_nodes(report, attempt)
-        if any(g.plugin == DRA for g in explanation.groups):
-            explanation.notes.append(DRA_PREEMPTION_NOTE)
+        dra_nodes = [n for g in explanation.groups if g.plugin == DRA for n in g.nodes]
+        lower = _lower_priority_holders(report, pod, dra_nodes)
+        if lower:
+            explanation.notes.append(f"{DRA_PREEMPTION_NOTE} (lower-priority pods holding devices there: {lower})")
     return explanation
+
+
+def _lower_priority_holders(report: ScheduleReport, pod: str, nodes: Sequence[str]) -> str:
+    state = report.state
+    record = state.pods.get(pod)
+    if record is None or not nodes:
+        return ""
+    wanted = set(nodes)
+    holders = sorted(
+        p.info.key
+        for p in state.pods.values()
+        if p.pod.spec.node_name in wanted and p.info.priority < record.info.priority and p.pod.spec.resource_claims
+    )
+    return ", ".join(holders[:MAX_NAMES]) + (
+        f" and {len(holders) - MAX_NAMES} more" if len(holders) > MAX_NAMES else ""
+    )
+
+
+def _pre_filter_hints(report: ScheduleReport, status: Status) -> list[str]:
+    text = " ".join(status.reasons)
+    match = re.search(r"device class (\S+) does not exist", text)
+    if not match:
+        return []
+    classes = sorted(report.state.classes)
+    close = difflib.get_close_matches(match.group(1), classes, n=1, cutoff=0.8)
+    lines = [f"DeviceClasses in the cluster: {', '.join(classes) or 'none'}"]
+    if close:
+        lines.append(f"did you mean {close[0]}?")
+    lines.append("the pod stays Pending until the class exists; `dratwin validate` reports this before you apply")
+    return lines
 
 
 def _group_nodes(report: ScheduleReport, attempt: Attempt) -> list[NodeGroup]:
@@ -119,24 +167,36 @@ def _group_nodes(report: ScheduleReport, attempt: Attempt) -> list[NodeGroup]:
             groups += _dra_groups(report, attempt.pod, nodes)
         else:
             group = NodeGroup(plugin, reason, nodes)
-            group.lines = _detail_lines(statuses[nodes[0]], len(nodes))
+            group.lines = _detail_lines(statuses[nodes[0]], nodes[0])
             groups.append(group)
     return groups
 
 
-def _detail_lines(status: Status, count: int) -> list[str]:
+def _detail_lines(status: Status, node: str) -> list[str]:
     details = status.details
     if isinstance(details, tuple):
         lines = []
         for item in details:
             requested, used, capacity = (getattr(item, a, None) for a in ("requested", "used", "capacity"))
-            if requested is not None:
-                example = "on the first node" if count > 1 else "on this node"
-                lines.append(f"{item.resource}: requests {requested}, {used} of {capacity} already requested {example}")
+            if requested is not None and used is not None and capacity is not None:
+                unit = _amount(item.resource)
+                lines.append(
+                    f"{item.resource}: needs {unit(requested)}, {node} has {unit(max(capacity - used, 0))} "
+                    f"of {unit(capacity)} free"
+                )
         return lines
     if details is not None and hasattr(details, "key"):
         return [f"taint {details.key}={details.value}:{details.effect} is not tolerated"]
     return []
+
+
+def _amount(resource: str) -> Callable[[int], str]:
+    """How to print an amount of ``resource`` kept as an integer (millicores, bytes, units)."""
+    if resource == "cpu":
+        return lambda v: f"{v / 1000:g}"
+    if resource in ("memory", "ephemeral-storage"):
+        return lambda v: f"{v / 2**30:.1f}Gi"
+    return str
 
 
 def _dra_groups(report: ScheduleReport, pod: str, nodes: Sequence[str]) -> list[NodeGroup]:
@@ -157,7 +217,8 @@ def _dra_groups(report: ScheduleReport, pod: str, nodes: Sequence[str]) -> list[
         by_shape.setdefault(_signature(found), ([], found))[0].append(name)
     groups = []
     for names, found in sorted(by_shape.values(), key=lambda item: -len(item[0])):
-        group = NodeGroup(DRA, f"{CANNOT_ALLOCATE}: {_node_free_verdict(found)}", names, found.lines()[1:])
+        lines = [line[2:] if line.startswith("  ") else line for line in found.lines()[1:]]
+        group = NodeGroup(DRA, f"{CANNOT_ALLOCATE}: {_node_free_verdict(found)}", names, lines)
         group.details = [r.to_dict() for r in found.requests]
         groups.append(group)
     return groups

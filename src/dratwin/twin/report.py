@@ -53,7 +53,10 @@ def summary(report: ScheduleReport, compiler: SelectorCompiler) -> dict[str, Any
             {"node": u.node, "deviceClass": u.device_class, "used": u.used, "total": u.total}
             for u in class_usage(state, compiler)
         ],
+        "notPending": [{"pod": b.pod, "reason": b.reason, "scheduler": b.scheduler_status or None}
+                       for b in report.loaded.blocked],
         "warnings": warnings(report),
+        "notes": report.loaded.notes,
     }
 
 
@@ -74,6 +77,10 @@ def render_table(report: ScheduleReport, compiler: SelectorCompiler) -> str:
     if failed:
         lines.append(f"UNSCHEDULABLE ({len(failed)})")
         lines += [f"{a.pod}: {a.message}" for a in failed] + [""]
+    blocked = report.loaded.blocked
+    if blocked:
+        lines.append(f"NOT TRIED: held back before scheduling until their claims exist ({len(blocked)})")
+        lines += [f"{b.pod}: {b.reason}" for b in blocked] + [""]
     usage = class_usage(state, compiler)
     if usage:
         table: list[tuple[str, ...]] = [("NODE", "DEVICE CLASS", "USED", "TOTAL")]
@@ -81,13 +88,15 @@ def render_table(report: ScheduleReport, compiler: SelectorCompiler) -> str:
         lines += [*_columns(table), ""]
     for warning in warnings(report):
         lines.append(f"WARNING: {warning}")
+    for note in report.loaded.notes:
+        lines.append(f"note: {note}")
     return "\n".join(lines).rstrip() + "\n"
 
 
 def warnings(report: ScheduleReport) -> list[str]:
+    """What a platform engineer must act on: devices handed out twice, pods admission refused."""
     found = [role.warning() for role in report.loaded.roles if role.warning()]
-    found += report.loaded.notes
-    found += [f"{b.pod}: {b.reason}" for b in report.loaded.blocked]
+    found += [str(r) for r in report.loaded.rejections]
     return found
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
@@ -147,6 +148,14 @@ class DynamicResources:
             self._fingerprints[record.key] = found
         return found
 
+    def shape(self, state: CycleState) -> tuple[Any, ...]:
+        """What this plugin's Filter and Score read of the pod: its pending claims' specs and which
+        allocated claims it uses (their allocations decide where it may go)."""
+        found: PodClaims | None = state.get(STATE_KEY)
+        if found is None:
+            return ()
+        return (found.fingerprint, tuple(r.key for r in found.allocated))
+
     # ---- Filter ------------------------------------------------------------------------------------
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
@@ -174,20 +183,38 @@ class DynamicResources:
         return SUCCESS
 
     def _extended_requests(self, pod: PodInfo) -> list[ExtendedRequest]:
-        """Requests for extended resources that a DeviceClass backs (DRAExtendedResource)."""
+        """Requests for extended resources that a DeviceClass backs (DRAExtendedResource).
+
+        Containers are numbered init containers first, then regular ones; ``j`` is the resource's place
+        among the container's request names. Regular containers and sidecars each get their requests;
+        plain init containers run before them and one at a time, so they only add what their largest
+        request exceeds the rest by."""
         spec = pod.pod.spec
-        found = []
-        containers = [c for c in spec.init_containers if c.restart_policy == "Always"] + list(spec.containers)
-        offset = len(spec.init_containers)
-        for index, container in enumerate(containers):
-            position = spec.init_containers.index(container) if container in spec.init_containers else offset + index
+        found: list[ExtendedRequest] = []
+        running: dict[str, int] = {}
+        init_peak: dict[str, tuple[int, ExtendedRequest]] = {}
+        ordered = [(i, c, c.restart_policy != "Always") for i, c in enumerate(spec.init_containers)]
+        ordered += [(len(spec.init_containers) + i, c, False) for i, c in enumerate(spec.containers)]
+        for position, container, plain_init in ordered:
             requests = container.resources.requests or container.resources.limits
             for j, resource in enumerate(sorted(requests)):
                 device_class = self.extended_classes.get(resource)
                 amount = int(Quantity.parse(requests[resource]).value)
-                if device_class is not None and amount > 0:
-                    name = f"container-{position}-request-{j}"
-                    found.append(ExtendedRequest(name, container.name, resource, device_class, amount))
+                if device_class is None or amount <= 0:
+                    continue
+                request = ExtendedRequest(
+                    f"container-{position}-request-{j}", container.name, resource, device_class, amount
+                )
+                if plain_init:
+                    if amount > init_peak.get(resource, (0, request))[0]:
+                        init_peak[resource] = (amount, request)
+                else:
+                    found.append(request)
+                    running[resource] = running.get(resource, 0) + amount
+        for resource, (amount, request) in init_peak.items():
+            extra = amount - running.get(resource, 0)
+            if extra > 0:
+                found.append(ExtendedRequest(request.name, request.container, resource, request.device_class, extra))
         return sorted(found, key=lambda r: r.name)
 
     def _extended_claim(self, found: PodClaims, pod: PodInfo, node: NodeInfo) -> ResourceClaim | None:
@@ -238,7 +265,9 @@ class DynamicResources:
         if outcome is None or outcome.results is None:
             return 0
         total = 0
-        for record, result in zip(found.pending if found else [], outcome.results, strict=True):
+        pending = found.pending if found else []
+        # The special extended-resource claim, if any, comes after the pod's own claims.
+        for record, result in zip(pending, outcome.results[: len(pending)], strict=True):
             for request in record.claim.spec.devices.requests:
                 if not request.first_available:
                     continue

@@ -20,6 +20,7 @@ spread. Scores are already 0..100; ``normalize`` leaves them alone.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -41,14 +42,12 @@ from dratwin.scheduler.resources import (
     PODS,
     is_extended_resource_name,
     is_scalar_resource_name,
-    non_zero_requested,
     pod_requests_for_scoring,
 )
 
 ERR_REASON_TOO_MANY_PODS = "Too many pods"
 
 _PRE_SCORE_KEY = "PreScoreNodeResourcesFit"
-_NON_ZERO_KEY = "NonZeroRequestedNodeResourcesFit"
 
 
 class ScoringStrategy(enum.Enum):
@@ -129,6 +128,7 @@ class NodeResourcesFit:
     """Filter on requests vs. allocatable; score LeastAllocated or MostAllocated (weight 1)."""
 
     name = "NodeResourcesFit"
+    normalizes = False  # its scores are 0..100 already
 
     def __init__(
         self,
@@ -163,7 +163,7 @@ class NodeResourcesFit:
         return unschedulable(*reasons, details=tuple(short))
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
-        requests = state.get(_PRE_SCORE_KEY)
+        requests = pod.scoring_requests or state.get(_PRE_SCORE_KEY)
         if requests is None:
             requests = pod_requests_for_scoring(pod.pod)
             state[_PRE_SCORE_KEY] = requests
@@ -184,27 +184,17 @@ class NodeResourcesFit:
         if wanted == 0 and is_scalar_resource_name(name):
             return 0, 0  # a scalar resource the pod does not request does not affect its score
         if name in (CPU, MEMORY):
-            return node.allocatable.get(name, 0), self._non_zero_requested(state, node)[name] + wanted
+            return node.allocatable.get(name, 0), node.non_zero_requested.get(name, 0) + wanted
         if name == EPHEMERAL_STORAGE or (is_scalar_resource_name(name) and name in node.allocatable):
             return node.allocatable.get(name, 0), node.requested.get(name, 0) + wanted
         return 0, 0
-
-    @staticmethod
-    def _non_zero_requested(state: CycleState, node: NodeInfo) -> Resources:
-        # Per cycle, keyed by the node's generation: NodeInfo has no NonZeroRequested of its own.
-        cache: dict[str, tuple[int, Resources]] = state.setdefault(_NON_ZERO_KEY, {})
-        hit = cache.get(node.name)
-        if hit is not None and hit[0] == node.generation:
-            return hit[1]
-        totals = non_zero_requested(node)
-        cache[node.name] = (node.generation, totals)
-        return totals
 
 
 __all__ = [
     "DEFAULT_SCORING_RESOURCES",
     "ERR_REASON_TOO_MANY_PODS",
     "InsufficientResource",
+    "NodeResourcesBalancedAllocation",
     "NodeResourcesFit",
     "ScoringStrategy",
     "fits_request",
@@ -212,3 +202,39 @@ __all__ = [
     "least_requested_score",
     "most_requested_score",
 ]
+
+
+class NodeResourcesBalancedAllocation:
+    """Score: prefer nodes whose cpu and memory would be used in similar proportions (weight 1).
+
+    Upstream's ``balancedResourceScorer`` over the pod's actual requests (not the non-zero defaults):
+    each resource's fraction of allocatable after placing the pod, capped at 1; the score is
+    ``(1 - standard deviation of the fractions) * 100``.
+    """
+
+    name = "NodeResourcesBalancedAllocation"
+    normalizes = False  # 0..100 already
+
+    def __init__(self, resources: Sequence[str] = (CPU, MEMORY), weight: int = 1) -> None:
+        self.resources = tuple(resources)
+        self.weight = weight
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        fractions = []
+        for name in self.resources:
+            capacity = node.allocatable.get(name, 0)
+            if capacity <= 0:
+                continue
+            requested = node.requested.get(name, 0) + pod.requests.get(name, 0)
+            fractions.append(min(requested / capacity, 1.0))
+        if len(fractions) < 2:
+            return MAX_NODE_SCORE
+        if len(fractions) == 2:
+            deviation = abs(fractions[0] - fractions[1]) / 2
+        else:
+            mean = sum(fractions) / len(fractions)
+            deviation = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+        return int((1 - deviation) * MAX_NODE_SCORE)
+
+    def normalize(self, state: CycleState, pod: PodInfo, scores: dict[str, int]) -> None:
+        """Scores are 0..100 already."""
