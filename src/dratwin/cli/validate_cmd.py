@@ -8,9 +8,15 @@ import sys
 from collections.abc import Sequence
 
 from dratwin.allocator.features import Features
-from dratwin.api.loader import load_paths
+from dratwin.api.codec import decode_as
+from dratwin.api.core import Node
+from dratwin.api.loader import LoadedObject, load_paths
+from dratwin.api.resource import ResourceSlice
 from dratwin.api.validation import Problem, SelectorCompilerLike, validate_objects
+from dratwin.api.validation_base import ProblemKind, Severity
 from dratwin.cli.main import add_file_arguments
+from dratwin.cluster.roles import node_roles
+from dratwin.errors import DratwinError
 
 EXIT_OK, EXIT_PROBLEMS = 0, 1
 
@@ -62,13 +68,39 @@ def run(args: argparse.Namespace) -> int:
     features = Features.from_gates(args.feature_gates)
     objects = load_paths(args.files, args.recursive)
     compiler = _compiler(features.list_type_attributes)
-    problems = validate_objects(objects, compiler, features)
+    problems = validate_objects(objects, compiler, features) + device_manager_conflicts(objects)
     files = len(dict.fromkeys(o.source.path for o in objects))
     if args.output == "json":
         _print_json(problems, len(objects), compiler is not None)
     else:
         _print_text(problems, len(objects), files)
     return EXIT_PROBLEMS if any(p.is_error for p in problems) else EXIT_OK
+
+
+def device_manager_conflicts(objects: Sequence[LoadedObject]) -> list[Problem]:
+    """Nodes where the device plugin and the DRA driver both serve one device family: both hand out the
+    same devices, which no API rule catches and a real cluster does silently. An error, so CI stops."""
+    nodes: dict[str, tuple[LoadedObject, Node]] = {}
+    slices: list[ResourceSlice] = []
+    for obj in objects:
+        try:
+            if obj.kind == "Node":
+                nodes[obj.name] = (obj, decode_as(obj.raw, Node, obj.ref))
+            elif obj.kind == "ResourceSlice":
+                slices.append(decode_as(obj.raw, ResourceSlice, obj.ref))
+        except DratwinError:
+            continue  # reported by the field checks
+    found = []
+    for role in node_roles((node for _, node in nodes.values()), slices):
+        if not role.warning():
+            continue
+        obj = nodes[role.node][0]
+        severity = Severity.ERROR if role.conflict else Severity.WARNING
+        found.append(Problem(
+            severity, obj.source.path, obj.source.line, obj.ref, "status.allocatable", ProblemKind.FORBIDDEN,
+            role.warning(),
+        ))
+    return found
 
 
 def _compiler(list_type_attributes: bool) -> SelectorCompilerLike | None:

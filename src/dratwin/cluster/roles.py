@@ -123,3 +123,32 @@ def _dra_device_counts(slices: Sequence[ResourceSlice]) -> dict[tuple[str, str],
             if n:
                 counts[(node, family.name)] = counts.get((node, family.name), 0) + n
     return counts
+
+
+REPLICAS_LABEL = "nvidia.com/gpu.replicas"  # set by GPU feature discovery from the sharing config
+SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
+
+
+def time_slicing_replicas(node: Node) -> int:
+    """How many pods the NVIDIA device plugin lets share each GPU (1 when the GPUs are not shared)."""
+    labels = node.metadata.labels
+    try:
+        replicas = int(labels.get(REPLICAS_LABEL, "1"))
+    except ValueError:
+        replicas = 1
+    if labels.get(SHARING_LABEL) not in (None, "time-slicing", "mps") and replicas == 1:
+        return 1
+    return max(replicas, 1)
+
+
+def time_slicing_warning(node: Node, gpu_pods: int) -> str:
+    """What sharing GPUs by time-slicing means for the pods on one node ("" when it does not apply)."""
+    replicas = time_slicing_replicas(node)
+    if replicas <= 1:
+        return ""
+    strategy = node.metadata.labels.get(SHARING_LABEL, "time-slicing")
+    return (
+        f"node {node.metadata.name}: {strategy} with {replicas} replicas per GPU: {gpu_pods} pod(s) got "
+        f"nvidia.com/gpu there, up to {replicas} per physical GPU, with no memory isolation between them (one "
+        f"pod can take a GPU's whole memory and make its neighbours fail)"
+    )

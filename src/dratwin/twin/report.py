@@ -10,6 +10,7 @@ from dratwin.allocator.pools import gather_pools
 from dratwin.allocator.state import DeviceID
 from dratwin.api.codec import dump_json, dump_yaml
 from dratwin.cel import CelDevice, SelectorCompiler
+from dratwin.cluster.roles import time_slicing_warning
 from dratwin.cluster.state import ClusterState
 from dratwin.errors import CelError
 from dratwin.twin.schedule import ScheduleReport
@@ -96,6 +97,12 @@ def render_table(report: ScheduleReport, compiler: SelectorCompiler) -> str:
 def warnings(report: ScheduleReport) -> list[str]:
     """What a platform engineer must act on: devices handed out twice, pods admission refused."""
     found = [role.warning() for role in report.loaded.roles if role.warning()]
+    for info in report.state.nodes.values():
+        gpu_pods = sum(1 for p in info.pods if p.requests.get("nvidia.com/gpu", 0) > 0)
+        if gpu_pods:
+            text = time_slicing_warning(info.node, gpu_pods)
+            if text:
+                found.append(text)
     found += [str(r) for r in report.loaded.rejections]
     return found
 
