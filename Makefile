@@ -15,9 +15,10 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/dratwin validate -f examples/
-	$(BIN)/dratwin allocate -f examples/ --node p5-node-1 --claim ml/vllm-gpu --claim ml/train-gpu-efa
-	$(BIN)/dratwin allocate -f examples/ --node p4d-node-1 --claim ml/mig-1g
-	@# This claim cannot fit (exit status 1): the output explains why.
+	$(BIN)/dratwin schedule -f examples/
+	@# A pod whose DeviceClass does not exist stays Pending (exit status 1); explain says why.
+	$(BIN)/dratwin explain pod/ml/llm-h200 -f examples/ -f examples/missing-deviceclass/ || test $$? -eq 1
+	@# The DRA allocator on its own: a claim that fits no device of the node, and the reason.
 	$(BIN)/dratwin allocate -f examples/ --node p5-node-1 --claim ml/llama-70b-fp16-gpu || test $$? -eq 1
 
 test: $(STAMP)

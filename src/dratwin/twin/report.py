@@ -69,7 +69,7 @@ def render_table(report: ScheduleReport, compiler: SelectorCompiler) -> str:
     if scheduled:
         rows: list[tuple[str, ...]] = [("POD", "NODE", "DEVICES")]
         for attempt in scheduled:
-            devices = _devices(attempt.allocations)
+            devices = _devices(attempt.allocations) + _plugin_devices(state, attempt.pod)
             first = devices[0] if devices else "-"
             rows.append((attempt.pod, attempt.node or "", first))
             rows.extend(("", "", more) for more in devices[1:])
@@ -149,6 +149,19 @@ def _devices(allocations: dict[str, Any]) -> list[str]:
         for result in allocation.devices.results:
             out.append(f"{claim}/{result.request}: {result.driver}/{result.pool}/{result.device}")
     return out
+
+
+def _plugin_devices(state: ClusterState, pod: str) -> list[str]:
+    """Extended resources the pod got from a device plugin (counted, not named: the plugin picks)."""
+    record = state.pods.get(pod)
+    if record is None:
+        return []
+    return [
+        f"{name} x{amount} (device plugin)"
+        for name, amount in sorted(record.info.requests.items())
+        if "/" in name and not name.startswith("hugepages-") and amount > 0
+        and state.nodes[record.pod.spec.node_name].allocatable.get(name, 0) > 0
+    ]
 
 
 def _columns(rows: Sequence[tuple[str, ...]]) -> list[str]:
