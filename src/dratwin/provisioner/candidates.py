@@ -1,0 +1,122 @@
+"""Hypothetical nodes: what a node of one instance type, launched by one NodePool, would look like.
+
+Karpenter decides before a node exists, from the instance type's capacity, its well-known labels and,
+for DRA, the devices its drivers would publish (``ResourceSliceTemplates`` built from scraped device
+metadata). This module builds exactly that view once per (NodePool, instance type) — a Node object and
+the ResourceSlices of its DRA drivers — so that the scheduler's own filters and the DRA allocator can
+answer "would this pod fit there" without any special-casing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from dratwin.allocator.pools import SliceIndex
+from dratwin.api.core import Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Taint
+from dratwin.api.resource import ResourceSlice
+from dratwin.catalog import InstanceType
+from dratwin.cluster.generate import GenerateOptions, NodeGroup, generate
+from dratwin.scheduler.framework import NodeInfo
+from dratwin.scheduler.resources import node_allocatable
+
+CAPACITY_TYPE = "karpenter.sh/capacity-type"
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+
+
+@dataclass(frozen=True)
+class Offering:
+    zone: str
+    capacity_type: str
+    price: float
+
+
+@dataclass
+class Template:
+    """One (NodePool, instance type): the node Karpenter imagines and the devices it expects there."""
+
+    pool: str
+    instance_type: InstanceType
+    node: Node
+    slices: list[ResourceSlice]
+    offerings: list[Offering]
+    index: SliceIndex = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.index = SliceIndex(self.slices)
+
+    @property
+    def has_dra_devices(self) -> bool:
+        return bool(self.slices)
+
+    @property
+    def cheapest(self) -> Offering | None:
+        return min(self.offerings, key=lambda o: (o.price, o.zone, o.capacity_type), default=None)
+
+    def node_info(self) -> NodeInfo:
+        return NodeInfo(self.node, node_allocatable(self.node))
+
+
+def build_template(
+    pool: str,
+    instance_type: InstanceType,
+    labels: Mapping[str, str],
+    taints: list[Taint],
+    offerings: list[Offering],
+    *,
+    dra: bool,
+    device_plugin_resources: bool,
+) -> Template:
+    """A (NodePool, instance type) template.
+
+    ``dra``: the DRA drivers run (Karpenter with DRA on): the GPU and EFA ResourceSlices of the type's
+    scraped device metadata; a type without metadata publishes none (so no DRA claim can land there, as
+    in Karpenter, where g7e is left out that way). ``device_plugin_resources``: the instance type's
+    capacity lists ``nvidia.com/gpu`` / ``vpc.amazonaws.com/efa`` (Karpenter's view of every GPU type).
+    """
+    name = f"{pool}-{instance_type.name.replace('.', '-')}"
+    manager = "dra" if dra else "device-plugin"
+    generated = generate(
+        GenerateOptions(
+            groups=(NodeGroup(instance_type.name, 1),),
+            gpu_manager=manager,
+            efa_manager=manager,
+            name_prefix=name,
+            nodepool=pool,
+        )
+    )
+    raw_node: dict[str, Any] = generated.nodes[0]
+    meta = raw_node["metadata"]
+    meta["name"] = name
+    meta["labels"] = {**meta.get("labels", {}), **dict(labels), NODEPOOL_LABEL: pool}
+    if device_plugin_resources and dra:
+        plugin = generate(
+            GenerateOptions(
+                groups=(NodeGroup(instance_type.name, 1),),
+                gpu_manager="device-plugin",
+                efa_manager="device-plugin",
+                name_prefix=name,
+                nodepool=pool,
+            )
+        )
+        raw_node["status"] = plugin.nodes[0]["status"]
+    node = msgspec.convert(raw_node, Node, strict=False)
+    node.spec.taints = list(taints)
+    slices = []
+    # Karpenter only knows the devices of types in its scraped metadata: others (g7e, ...) get no template,
+    # so no DRA claim can make Karpenter launch them, even where the real drivers would publish devices.
+    if dra and instance_type.dra is not None:
+        for raw in generated.slices:
+            raw["spec"]["nodeName"] = name
+            raw["spec"]["pool"]["name"] = name
+            slices.append(msgspec.convert(raw, ResourceSlice, strict=False))
+    return Template(pool, instance_type, node, slices, offerings)
+
+
+def requirement_selector(requirements: list[NodeSelectorRequirement]) -> NodeSelector:
+    return NodeSelector(node_selector_terms=[NodeSelectorTerm(match_expressions=list(requirements))])

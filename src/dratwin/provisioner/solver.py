@@ -1,0 +1,273 @@
+"""Karpenter's provisioning simulation: which NodeClaims to launch for pods that fit no existing node.
+
+Pure (no I/O). Pods are taken largest first (cpu, then memory, as Karpenter sorts them); each goes to
+the first in-flight NodeClaim that can still take it, else to a new NodeClaim of the first NodePool
+(highest weight first) with an instance type that fits it. A NodeClaim keeps every instance type that
+still fits all its pods; at the end the cheapest offering of those is launched, as Karpenter does.
+"Fits" is decided by the scheduler's own filters (resources, taints, node affinity) and, for DRA
+claims, by the allocator on the devices the type would publish (see ``candidates``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+
+from dratwin.allocator import AllocatedState, Allocator, Features
+from dratwin.allocator.explain import Explanation, explain
+from dratwin.api.resource import AllocationResult, DeviceClass, ResourceClaim
+from dratwin.cel import CelDevice, SelectorCompiler
+from dratwin.errors import AllocationError
+from dratwin.provisioner.candidates import Template
+from dratwin.scheduler.framework import CycleState, NodeInfo, PodInfo, Resources
+from dratwin.scheduler.plugins.node_affinity import NodeAffinity
+from dratwin.scheduler.plugins.node_resources import fits_request
+from dratwin.scheduler.plugins.taint_toleration import TaintToleration
+
+LIMITED = ("cpu", "memory", "nvidia.com/gpu")
+
+
+@dataclass
+class Pool:
+    """A NodePool as the solver needs it: its templates (one per instance type it allows), weight,
+    limits and what its existing nodes already use."""
+
+    name: str
+    weight: int
+    templates: list[Template]
+    limits: Resources = field(default_factory=dict)
+    used: Resources = field(default_factory=dict)
+    min_values: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class PodToPlace:
+    info: PodInfo
+    claims: list[ResourceClaim]  # its claims that still need devices
+    claim_keys: list[str]
+    shape: bytes = b""
+
+
+@dataclass
+class PlannedClaim:
+    """A NodeClaim being planned: its pods and the instance types that can still hold all of them."""
+
+    name: str
+    pool: Pool
+    options: list[Template]
+    pods: list[PodToPlace] = field(default_factory=list)
+    requested: Resources = field(default_factory=dict)
+    held: dict[str, AllocatedState] = field(default_factory=dict)  # per type: devices taken so far
+    allocations: dict[str, dict[str, AllocationResult]] = field(default_factory=dict)  # type -> claim -> result
+    refused_shapes: set[bytes] = field(default_factory=set)
+
+    def chosen(self) -> Template:
+        return min(self.options, key=_price_order)
+
+
+@dataclass(frozen=True)
+class TypeRejection:
+    instance_type: str
+    reason: str
+
+
+@dataclass
+class Unplaced:
+    pod: str
+    reasons: dict[str, list[TypeRejection]]  # NodePool -> why each of its types was turned down
+
+
+@dataclass
+class Plan:
+    claims: list[PlannedClaim]
+    unplaced: list[Unplaced]
+
+    @property
+    def cost_per_hour(self) -> float:
+        total = 0.0
+        for claim in self.claims:
+            offering = claim.chosen().cheapest
+            total += offering.price if offering is not None else 0.0
+        return total
+
+
+class Solver:
+    def __init__(
+        self,
+        pools: Sequence[Pool],
+        features: Features,
+        classes: dict[str, DeviceClass],
+        compiler: SelectorCompiler | None = None,
+    ) -> None:
+        self.pools = sorted(pools, key=lambda p: (-p.weight, p.name))
+        self.features = features
+        self.classes = classes
+        self.compiler = compiler or SelectorCompiler(list_type_attributes=features.list_type_attributes)
+        self.device_views: dict[int, CelDevice] = {}
+        self.claims: list[PlannedClaim] = []
+        self._empty_fit: dict[tuple[bytes, int], tuple[str, AllocationResult | None, list[AllocationResult]]] = {}
+        self._affinity = NodeAffinity()
+        self._taints = TaintToleration()
+
+    # ---- entry ---------------------------------------------------------------------------------------
+
+    def solve(self, pods: Sequence[PodToPlace]) -> Plan:
+        unplaced = []
+        for pod in sorted(pods, key=_size_order):
+            pod.shape = pod.shape or _shape(pod)
+            if not any(self._try_add(claim, pod) for claim in self.claims):
+                rejections = self._new_claim(pod)
+                if rejections is not None:
+                    unplaced.append(Unplaced(pod.info.key, rejections))
+        return Plan(self.claims, unplaced)
+
+    # ---- in-flight NodeClaims ------------------------------------------------------------------------
+
+    def _try_add(self, claim: PlannedClaim, pod: PodToPlace) -> bool:
+        if pod.shape in claim.refused_shapes:
+            return False  # nothing on this NodeClaim changed since it refused a pod just like this one
+        kept: list[tuple[Template, list[AllocationResult]]] = []
+        for template in claim.options:
+            reason, results = self._fit(claim, template, pod)
+            if not reason:
+                kept.append((template, results))
+        if not kept:
+            claim.refused_shapes.add(pod.shape)
+            return False
+        self._commit(claim, pod, kept)
+        return True
+
+    def _new_claim(self, pod: PodToPlace) -> dict[str, list[TypeRejection]] | None:
+        rejections: dict[str, list[TypeRejection]] = {}
+        for pool in self.pools:
+            claim = PlannedClaim(f"{pool.name}-{len(self.claims) + 1}", pool, [])
+            kept: list[tuple[Template, list[AllocationResult]]] = []
+            turned_down: list[TypeRejection] = []
+            for template in pool.templates:
+                reason = _limit_problem(pool, template) or ""
+                results: list[AllocationResult] = []
+                if not reason:
+                    reason, results = self._fit(claim, template, pod)
+                if reason:
+                    turned_down.append(TypeRejection(template.instance_type.name, reason))
+                else:
+                    kept.append((template, results))
+            if kept:
+                claim.options = [t for t, _ in kept]
+                self.claims.append(claim)
+                self._commit(claim, pod, kept)
+                return None
+            rejections[pool.name] = turned_down
+        return rejections
+
+    def _commit(
+        self, claim: PlannedClaim, pod: PodToPlace, kept: list[tuple[Template, list[AllocationResult]]]
+    ) -> None:
+        claim.options = [t for t, _ in kept]
+        claim.pods.append(pod)
+        claim.refused_shapes.clear()
+        for name, amount in pod.info.requests.items():
+            claim.requested[name] = claim.requested.get(name, 0) + amount
+        for template, results in kept:
+            type_name = template.instance_type.name
+            state = claim.held.setdefault(type_name, AllocatedState())
+            allocations = claim.allocations.setdefault(type_name, {})
+            for key, result in zip(pod.claim_keys, results, strict=True):
+                state.hold(key, result, self.features)
+                allocations[key] = result
+
+    # ---- does a pod fit one instance type of a NodeClaim? ---------------------------------------------
+
+    def _fit(self, claim: PlannedClaim, template: Template, pod: PodToPlace) -> tuple[str, list[AllocationResult]]:
+        """ "" and the pod's allocations when it fits next to the claim's pods, else the reason."""
+        empty = not claim.pods
+        if empty:
+            cached = self._empty_fit.get((pod.shape, id(template)))
+            if cached is not None:
+                return cached[0], cached[2]
+        node = NodeInfo(template.node, template.node_info().allocatable, dict(claim.requested))
+        node.pods = [p.info for p in claim.pods]
+        reason = self._filter(pod, node)
+        results: list[AllocationResult] = []
+        if not reason and pod.claims:
+            reason, results = self._devices(claim, template, pod)
+        if empty:
+            self._empty_fit[(pod.shape, id(template))] = (reason, None, results)
+        return reason, results
+
+    def _filter(self, pod: PodToPlace, node: NodeInfo) -> str:
+        short = fits_request(pod.info.requests, node)
+        if short:
+            return ", ".join(s.reason for s in short)
+        state = CycleState()
+        for plugin in (self._taints, self._affinity):
+            status = plugin.filter(state, pod.info, node)
+            if not status.ok:
+                return "; ".join(status.reasons)
+        return ""
+
+    def _devices(self, claim: PlannedClaim, template: Template, pod: PodToPlace) -> tuple[str, list[AllocationResult]]:
+        if not template.has_dra_devices:
+            return "the instance type has no DRA device metadata (no device would be published)", []
+        state = claim.held.get(template.instance_type.name) or AllocatedState()
+        allocator = Allocator(self.features, self.classes, template.index, state, self.compiler, self.device_views)
+        try:
+            outcome = allocator.allocate(template.node, pod.claims)
+        except AllocationError as error:
+            return f"DRA: {error}", []
+        if outcome.results is None:
+            found = explain(allocator, template.node, pod.claims)
+            if not any(r.short for r in found.requests) and any(c.spec.devices.constraints for c in pod.claims):
+                return "DRA: enough devices, but none of their combinations satisfies the claim's constraints", []
+            return f"DRA: {_short_verdict(found)}", []
+        return "", outcome.results
+
+
+def _short_verdict(found: Explanation) -> str:
+    """Why the devices of an instance type do not do, in words that read the same for every pod and type
+    with the same problem (no claim names, no device counts), so that types group together."""
+    short = [r for r in found.requests if r.short] or found.requests
+    if not short:
+        return str(found.verdict)
+    request = short[0]
+    text = f"request {request.request} (class {request.device_class}) needs {request.needed} device(s)"
+    if request.error:
+        return f"{text}: {request.error}"
+    groups = request.groups()
+    if not groups:
+        return f"{text}, but the instance type has no such device"
+    reason, detail, _count, _examples, values = groups[0]
+    seen = f" ({', '.join(values)})" if values else ""
+    if "selector" in reason.value:
+        return f"{text}: {detail.split(': ', 1)[0]} is false for its devices{seen}"
+    return f"{text}: {reason.value}{seen}"
+
+
+def _limit_problem(pool: Pool, template: Template) -> str | None:
+    allocatable = template.node_info().allocatable
+    capacity = {
+        "cpu": allocatable.get("cpu", 0),
+        "memory": allocatable.get("memory", 0),
+        "nvidia.com/gpu": template.instance_type.gpus.count if template.instance_type.gpus else 0,
+    }
+    for name in LIMITED:
+        limit = pool.limits.get(name)
+        if limit is not None and pool.used.get(name, 0) + capacity.get(name, 0) > limit:
+            return f"NodePool {pool.name} limit {name} would be exceeded"
+    return None
+
+
+def _price_order(template: Template) -> tuple[float, str]:
+    offering = template.cheapest
+    return (offering.price if offering is not None else float("inf"), template.instance_type.name)
+
+
+def _size_order(pod: PodToPlace) -> tuple[int, int, int]:
+    requests = pod.info.requests
+    return (-requests.get("cpu", 0), -requests.get("memory", 0), pod.info.order)
+
+
+def _shape(pod: PodToPlace) -> bytes:
+    return msgspec.json.encode([pod.info.pod.spec, [c.spec for c in pod.claims]])
