@@ -1,9 +1,15 @@
-"""Typed access to the packaged AWS data: instance types, Karpenter's node model, DRA device metadata, MIG.
+"""Typed access to the packaged AWS data: instance types, prices and offerings, Karpenter's node model, DRA device
+metadata, MIG.
 
     >>> from dratwin.catalog import load_catalog
     >>> p5 = load_catalog().get("p5.48xlarge")
     >>> p5.gpus.model, p5.gpus.count, p5.efa_count, p5.max_pods
     ('NVIDIA H100 80GB HBM3', 8, 32, 100)
+    >>> [(c.name, c.price) for c in load_catalog().cheapest({"karpenter.k8s.aws/instance-cpu": "4"})][:2]
+    [('t4g.xlarge', 0.1344), ('c6g.xlarge', 0.136)]
+
+User catalogs (prices, spot, discount, region, zones, more instance types) are merged with
+``load_catalog([path, ...])``; the format is in ``dratwin/data/CATALOG.md``.
 
 The data files and their sources are listed in ``dratwin/data/SOURCES.md``.
 """
@@ -11,6 +17,7 @@ The data files and their sources are listed in ``dratwin/data/SOURCES.md``.
 from dratwin.catalog.dra import DraDeviceMetadata, EfaDeviceMetadata, EfaMetadata, GpuDeviceMetadata, GpuMetadata
 from dratwin.catalog.instances import (
     Catalog,
+    CatalogFileError,
     Gpus,
     IncompleteInstanceTypeError,
     InstanceType,
@@ -30,13 +37,25 @@ from dratwin.catalog.nvidia import (
     classic_memory,
     mig_layout,
 )
+from dratwin.catalog.offerings import (
+    DEFAULT_REGION,
+    DEFAULT_ZONES,
+    Candidate,
+    Offering,
+    Requirements,
+    cheapest,
+)
 from dratwin.catalog.resources import NodeResources
 
 __all__ = [
+    "DEFAULT_REGION",
+    "DEFAULT_ZONES",
+    "Candidate",
     "CapturedEfa",
     "CapturedGpu",
     "CapturedTopology",
     "Catalog",
+    "CatalogFileError",
     "DraDeviceMetadata",
     "EfaDeviceMetadata",
     "EfaMetadata",
@@ -50,9 +69,12 @@ __all__ = [
     "MigProfile",
     "Neuron",
     "NodeResources",
+    "Offering",
+    "Requirements",
     "UnknownInstanceTypeError",
     "UnknownMigProfileError",
     "captured_topology",
+    "cheapest",
     "classic_memory",
     "load_catalog",
     "mig_layout",

@@ -1,9 +1,15 @@
-"""The accelerated EC2 instance types dratwin knows: specs, prices, Karpenter labels and allocatable, DRA metadata.
+"""The EC2 instance types dratwin knows: specs, prices, offerings, Karpenter labels and allocatable, DRA metadata.
 
-Joined from three packaged files (see ``dratwin/data/SOURCES.md``): the EC2 catalog
-(``aws-accelerated-instances.yaml``), Karpenter's generated instance-types page
-(``karpenter-instance-types.yaml``) and Karpenter's DRA device metadata
-(``karpenter-dra-instance-device-metadata.yaml``).
+Two groups, from the packaged files (see ``dratwin/data/SOURCES.md``):
+
+- accelerated types (GPU, Trainium, Inferentia): the EC2 catalog (``aws-accelerated-instances.yaml``) joined with
+  Karpenter's generated instance-types page (``karpenter-instance-types.yaml``) and Karpenter's DRA device metadata
+  (``karpenter-dra-instance-device-metadata.yaml``);
+- general-purpose, compute- and memory-optimized and burstable types (``aws-general-instances.yaml``): Karpenter's
+  labels and allocatable with the us-east-1 on-demand price; vCPUs, memory and architecture are read from the labels.
+
+``load_catalog(extra)`` merges user catalogs over them (prices, discounts, regions, zones, whole instance types;
+the format is in ``dratwin/data/CATALOG.md`` and the reading in ``dratwin.catalog.overlay``).
 """
 
 from __future__ import annotations
@@ -11,12 +17,24 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from dratwin.catalog._data import data_yaml
 from dratwin.catalog.dra import DraDeviceMetadata, dra_metadata
+from dratwin.catalog.offerings import (
+    DEFAULT_REGION,
+    DEFAULT_ZONES,
+    ON_DEMAND,
+    SPOT,
+    Candidate,
+    Offering,
+    Requirements,
+    cheapest,
+    cheapest_offering,
+)
 from dratwin.catalog.resources import (
     DEFAULT_MAX_PODS,
     KARPENTER_ROOT_VOLUME_GIB,
@@ -26,12 +44,30 @@ from dratwin.catalog.resources import (
 from dratwin.errors import InputError
 
 CATALOG_FILE = "aws-accelerated-instances.yaml"
+GENERAL_FILE = "aws-general-instances.yaml"
 KARPENTER_FILE = "karpenter-instance-types.yaml"
 KARPENTER_PREFIX = "karpenter.k8s.aws/"
+CPU_LABEL = f"{KARPENTER_PREFIX}instance-cpu"
+MEMORY_LABEL = f"{KARPENTER_PREFIX}instance-memory"
+ARCH_LABEL = "kubernetes.io/arch"
+ARCHITECTURES = ("amd64", "arm64")
 
 
 class UnknownInstanceTypeError(InputError):
-    """An instance type that is not in dratwin's catalog (which holds accelerated types only)."""
+    """An instance type that is not in dratwin's catalog."""
+
+
+class CatalogFileError(InputError):
+    """A catalog file (a user catalog, or a packaged one) with a value dratwin cannot use.
+
+    ``file`` and ``key`` (a dotted path such as ``prices.m7i.large.spot``) say where; the message says what to fix.
+    """
+
+    def __init__(self, file: str, key: str, problem: str) -> None:
+        self.file = file
+        self.key = key
+        self.problem = problem
+        super().__init__(f"{file}: {key}: {problem}" if key else f"{file}: {problem}")
 
 
 class IncompleteInstanceTypeError(InputError):
@@ -77,11 +113,30 @@ class InstanceType:
     gpus: Gpus | None
     neuron: Neuron | None
     efa_count: int  # max EFA interfaces (0: EFA not supported)
-    price_usd_per_hour: float | None  # us-east-1 Linux on-demand (None: not sold on demand there)
+    # Linux on-demand USD/hour in the catalog's region (us-east-1 unless a user catalog says otherwise), after a
+    # user catalog's price overrides and discount; None: no on-demand price known (not sold on demand there).
+    price_usd_per_hour: float | None
     karpenter_labels: Mapping[str, str] = field(default_factory=dict)
     karpenter_allocatable: Mapping[str, str] = field(default_factory=dict)
     dra: DraDeviceMetadata | None = None
     unverified: tuple[str, ...] = ()
+    # Where it can be launched: one offering per zone and capacity type with a known price (see catalog.offerings).
+    offerings: tuple[Offering, ...] = ()
+    region: str = DEFAULT_REGION
+    source: str = ""  # the file the type comes from ("aws-general-instances.yaml", a user catalog's path)
+
+    @property
+    def accelerated(self) -> bool:
+        """Whether the type has GPUs or Neuron devices."""
+        return self.gpus is not None or self.neuron is not None
+
+    def cheapest_offering(self, requirements: Requirements = None) -> Offering | None:
+        """The cheapest available offering compatible with ``requirements`` (see catalog.offerings.cheapest)."""
+        return cheapest_offering(self, requirements)
+
+    def spot_price(self, zone: str) -> float | None:
+        """The spot price in ``zone``; None when the catalog has none (dratwin ships no spot prices)."""
+        return next((o.price for o in self.offerings if o.capacity_type == SPOT and o.zone == zone), None)
 
     @property
     def max_pods(self) -> int | None:
@@ -110,6 +165,10 @@ class InstanceType:
         """
         if self.karpenter_labels:
             return dict(self.karpenter_labels)
+        return self.computed_labels()
+
+    def computed_labels(self) -> dict[str, str]:
+        """The well-known labels as computed from the catalog's fields (for types Karpenter's page lacks)."""
         labels = {
             f"{KARPENTER_PREFIX}instance-category": re.sub(r"\d.*", "", self.family),
             f"{KARPENTER_PREFIX}instance-family": self.family,
@@ -196,11 +255,164 @@ def _instance_type(raw: Mapping[str, Any], karpenter: Mapping[str, Any], dra: Dr
     )
 
 
-class Catalog:
-    """The accelerated instance types, by name, with a "did you mean" for unknown names."""
+def _int_label(labels: Mapping[str, str], key: str, file: str, where: str) -> int:
+    value = labels.get(key)
+    if value is None:
+        raise CatalogFileError(file, f"{where}.labels", f"needs {key} (Karpenter's label, e.g. from its "
+                               "instance-types page); dratwin reads vCPUs, memory (MiB) and architecture from labels")
+    try:
+        number = int(str(value))
+    except ValueError:
+        raise CatalogFileError(file, f"{where}.labels.{key}", f"expected an integer, got {value!r}") from None
+    if number <= 0:
+        raise CatalogFileError(file, f"{where}.labels.{key}", f"expected a positive integer, got {value!r}")
+    return number
 
-    def __init__(self, instance_types: Mapping[str, InstanceType]) -> None:
+
+def _gpus_from_labels(labels: Mapping[str, str]) -> Gpus | None:
+    count = labels.get(f"{KARPENTER_PREFIX}instance-gpu-count")
+    if count is None:
+        return None
+    name = labels.get(f"{KARPENTER_PREFIX}instance-gpu-name", "")
+    memory = labels.get(f"{KARPENTER_PREFIX}instance-gpu-memory")
+    return Gpus(
+        manufacturer=labels.get(f"{KARPENTER_PREFIX}instance-gpu-manufacturer", ""),
+        name=name,
+        model=name,  # the labels carry EC2's short name only; give an accelerator block for the NVML product name
+        count=int(count),
+        memory_mib=None if memory is None else int(memory),
+    )
+
+
+def _neuron_from_labels(labels: Mapping[str, str]) -> Neuron | None:
+    count = labels.get(f"{KARPENTER_PREFIX}instance-accelerator-count")
+    if count is None:
+        return None
+    name = labels.get(f"{KARPENTER_PREFIX}instance-accelerator-name", "")
+    return Neuron(name=name, model=name, count=int(count), cores=None, memory_gib=None)
+
+
+def labelled_instance_type(name: str, entry: Mapping[str, Any], file: str, key: str = "") -> InstanceType:
+    """An instance type from an entry of ``aws-general-instances.yaml``'s shape (labels, allocatable, price).
+
+    vCPUs, memory and architecture come from the labels ``karpenter.k8s.aws/instance-cpu``, ``-memory`` (MiB) and
+    ``kubernetes.io/arch``; max pods from ``allocatable.pods``; EFAs from ``allocatable["vpc.amazonaws.com/efa"]``;
+    accelerators from an ``accelerator`` block shaped as in ``aws-accelerated-instances.yaml`` or else from the
+    ``instance-gpu-*`` / ``instance-accelerator-*`` labels. Labels that are missing are computed (family, size,
+    category, generation, os, instance-type). CatalogFileError names ``file`` and ``key`` for what is wrong.
+    """
+    where = key or name
+    if not isinstance(entry, Mapping):
+        raise CatalogFileError(file, where, "expected a mapping with labels (and optionally allocatable, "
+                               "price_usd_per_hour, zones, accelerator)")
+    unknown = sorted(set(entry) - {"labels", "allocatable", "price_usd_per_hour", "zones", "accelerator"})
+    if unknown:
+        raise CatalogFileError(file, f"{where}.{unknown[0]}", "unknown key; an instance type has labels, "
+                               "allocatable, price_usd_per_hour, zones and accelerator")
+    if "." not in name or name.startswith(".") or name.endswith("."):
+        raise CatalogFileError(file, where, "an instance type name is <family>.<size>, e.g. m7i.large")
+    raw_labels, raw_allocatable = entry.get("labels"), entry.get("allocatable") or {}
+    if not isinstance(raw_labels, Mapping):
+        raise CatalogFileError(file, f"{where}.labels", "expected a mapping of Karpenter's well-known labels "
+                               f"(at least {CPU_LABEL}, {MEMORY_LABEL} and {ARCH_LABEL})")
+    if not isinstance(raw_allocatable, Mapping):
+        raise CatalogFileError(file, f"{where}.allocatable", "expected a mapping of resource name to quantity")
+    labels = {str(k): "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+              for k, v in raw_labels.items()}
+    allocatable = {str(k): str(v) for k, v in raw_allocatable.items()}
+    given_name = labels.get("node.kubernetes.io/instance-type", name)
+    if given_name != name:
+        raise CatalogFileError(file, f"{where}.labels.node.kubernetes.io/instance-type",
+                               f"is {given_name!r} but the entry is {name!r}; make them equal or drop the label")
+    vcpu = _int_label(labels, CPU_LABEL, file, where)
+    memory_mib = _int_label(labels, MEMORY_LABEL, file, where)
+    arch = labels.get(ARCH_LABEL)
+    if arch not in ARCHITECTURES:
+        raise CatalogFileError(file, f"{where}.labels.{ARCH_LABEL}", f"expected one of {', '.join(ARCHITECTURES)}, "
+                               f"got {arch!r}")
+    pods = allocatable.get("pods")
+    if pods is not None and not pods.isdigit():
+        raise CatalogFileError(file, f"{where}.allocatable.pods", f"expected the max pods as an integer, got {pods!r}")
+    price = entry.get("price_usd_per_hour")
+    if price is not None and (isinstance(price, bool) or not isinstance(price, int | float) or price < 0):
+        raise CatalogFileError(file, f"{where}.price_usd_per_hour",
+                               f"expected a non-negative number of USD per hour (or null), got {price!r}")
+    efa = allocatable.get("vpc.amazonaws.com/efa", "0")
+    if not efa.isdigit():
+        raise CatalogFileError(file, f"{where}.allocatable.vpc.amazonaws.com/efa",
+                               f"expected the EFA count as an integer, got {efa!r}")
+    if "accelerator" in entry:
+        if not isinstance(entry["accelerator"], Mapping):
+            raise CatalogFileError(file, f"{where}.accelerator", "expected a mapping as in "
+                                   "aws-accelerated-instances.yaml (kind: gpu|neuron, count, ...)")
+        try:
+            gpus, neuron = _accelerators(entry)
+        except (TypeError, ValueError) as error:
+            raise CatalogFileError(file, f"{where}.accelerator", f"cannot be read: {error}") from None
+    else:
+        try:
+            gpus, neuron = _gpus_from_labels(labels), _neuron_from_labels(labels)
+        except ValueError:
+            raise CatalogFileError(file, f"{where}.labels", "the instance-gpu-count, instance-gpu-memory and "
+                                   "instance-accelerator-count labels must be integers") from None
+    family, size = name.split(".", 1)
+    it = InstanceType(
+        name=name,
+        family=labels.get(f"{KARPENTER_PREFIX}instance-family", family),
+        size=labels.get(f"{KARPENTER_PREFIX}instance-size", size),
+        arch=arch,
+        vcpu=vcpu,
+        memory_mib=memory_mib,
+        gpus=gpus,
+        neuron=neuron,
+        efa_count=int(efa),
+        price_usd_per_hour=None if price is None else float(price),
+        karpenter_allocatable=allocatable,
+        source=file,
+    )
+    return replace(it, karpenter_labels=dict(sorted({**it.computed_labels(), **labels}.items())))
+
+
+def with_offerings(
+    it: InstanceType,
+    zones: Sequence[str],
+    *,
+    region: str = DEFAULT_REGION,
+    on_demand: float | None = None,
+    spot: Mapping[str, float] | None = None,
+    unavailable: Iterable[tuple[str, str]] = (),
+) -> InstanceType:
+    """``it`` with ``price_usd_per_hour`` = ``on_demand`` and one offering per zone and capacity type with a price.
+
+    ``spot`` maps zone to spot price; ``unavailable`` holds (zone, capacity type) pairs marked unavailable.
+    """
+    off = set(unavailable)
+    offerings = []
+    for zone in zones:
+        if on_demand is not None:
+            offerings.append(Offering(zone, ON_DEMAND, on_demand, (zone, ON_DEMAND) not in off))
+        if spot and zone in spot:
+            offerings.append(Offering(zone, SPOT, spot[zone], (zone, SPOT) not in off))
+    return replace(it, price_usd_per_hour=on_demand, offerings=tuple(offerings), region=region)
+
+
+class Catalog:
+    """The instance types of a region, by name, with their offerings and a "did you mean" for unknown names."""
+
+    def __init__(
+        self,
+        instance_types: Mapping[str, InstanceType],
+        *,
+        region: str = DEFAULT_REGION,
+        zones: Sequence[str] = DEFAULT_ZONES,
+        discount: float = 0.0,
+        files: Sequence[str] = (),
+    ) -> None:
         self._types = dict(instance_types)
+        self.region = region
+        self.zones = tuple(zones)
+        self.discount = discount  # the fraction taken off every on-demand price (user catalogs)
+        self.files = tuple(files)  # the user catalogs merged over the packaged data, in order
 
     def __contains__(self, name: object) -> bool:
         return name in self._types
@@ -224,6 +436,19 @@ class Catalog:
             raise UnknownInstanceTypeError(self._unknown(name))
         return found
 
+    def types_for(self, arch: str | None = None, os: str = "linux") -> list[InstanceType]:
+        """The types that run ``arch`` ("amd64" / "arm64"; None: any) and ``os``.
+
+        Every type is Linux (Karpenter's page and the prices are for AL2023 / Linux); other systems get [].
+        """
+        if os != "linux":
+            return []
+        return [t for t in self._types.values() if arch is None or t.arch == arch]
+
+    def cheapest(self, requirements: Requirements = None) -> list[Candidate]:
+        """Every type with a compatible available offering, cheapest first (see catalog.offerings.cheapest)."""
+        return cheapest(self._types.values(), requirements)
+
     def _unknown(self, name: str) -> str:
         text = f"unknown instance type {name!r}"
         family = name.strip().lower().split(".")[0]
@@ -233,17 +458,36 @@ class Catalog:
             text += f" (did you mean {' or '.join(close)}?)"
         if sizes:
             return text + f"; {family} sizes: {', '.join(sizes)}"
-        return text + (f"; dratwin's catalog holds the {len(self)} accelerated instance types (GPU, Trainium, "
-                       f"Inferentia) of the families {', '.join(self.families())}")
+        return text + (f"; dratwin's catalog holds {len(self)} instance types of the families "
+                       f"{', '.join(self.families())}; add others with a user catalog (dratwin/data/CATALOG.md)")
 
 
 @functools.cache
-def load_catalog() -> Catalog:
-    """The catalog of the packaged data (loaded once per process)."""
+def _packaged_catalog() -> Catalog:
     karpenter = data_yaml(KARPENTER_FILE)["instance_types"]
     metadata = dra_metadata()
-    types = {}
+    types: dict[str, InstanceType] = {}
     for raw in data_yaml(CATALOG_FILE)["instance_types"]:
-        it = _instance_type(raw, karpenter, metadata.get(str(raw["name"])))
+        it = replace(_instance_type(raw, karpenter, metadata.get(str(raw["name"]))), source=CATALOG_FILE)
         types[it.name] = it
-    return Catalog(types)
+    for name, entry in data_yaml(GENERAL_FILE)["instance_types"].items():
+        if name in types:
+            raise CatalogFileError(GENERAL_FILE, str(name), f"also in {CATALOG_FILE}")
+        types[str(name)] = labelled_instance_type(str(name), entry, GENERAL_FILE)
+    return Catalog({name: with_offerings(it, DEFAULT_ZONES, on_demand=it.price_usd_per_hour)
+                    for name, it in types.items()})
+
+
+def load_catalog(extra: Sequence[Path | str] = ()) -> Catalog:
+    """The catalog of the packaged data, with the user catalogs ``extra`` merged over it in order.
+
+    Without ``extra`` the packaged catalog is loaded once per process and shared. The user catalog format is in
+    ``dratwin/data/CATALOG.md``; CatalogFileError names the file, the key and what to fix.
+    """
+    if isinstance(extra, str | Path):
+        extra = (extra,)
+    if not extra:
+        return _packaged_catalog()
+    from dratwin.catalog.overlay import apply_user_catalogs  # here: overlay imports this module
+
+    return apply_user_catalogs(_packaged_catalog(), [Path(p) for p in extra])

@@ -39,6 +39,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_file_arguments(parser)
     parser.add_argument("--existing", action="append", default=[], metavar="PATH",
                         help="the existing cluster (Nodes, ResourceSlices, bound pods, claims); repeatable")
+    parser.add_argument("--auto-mode", action="store_true",
+                        help="EKS Auto Mode: built-in NVIDIA and EFA DRA drivers, each node's device-manager role "
+                        "chosen at launch from its pods and kept for life")
     parser.add_argument("--feature-gates", default="", metavar="GATE=BOOL,...")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-o", "--output", choices=("table", "yaml", "json"), default="table")
@@ -48,7 +51,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def run(args: argparse.Namespace) -> int:
     features = Features.from_gates(args.feature_gates)
     objects = load_paths([*args.existing, *args.paths], args.recursive)
-    report = plan(objects, features, PlanOptions(seed=args.seed),
+    report = plan(objects, features, PlanOptions(seed=args.seed, auto_mode=args.auto_mode),
                   compiler=SelectorCompiler(list_type_attributes=features.list_type_attributes))
     if args.output == "yaml":
         print(render_yaml(report), end="")

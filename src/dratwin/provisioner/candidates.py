@@ -18,7 +18,7 @@ import msgspec
 from dratwin.allocator.pools import SliceIndex
 from dratwin.api.core import Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Taint
 from dratwin.api.resource import ResourceSlice
-from dratwin.catalog import InstanceType
+from dratwin.catalog import InstanceType, Offering
 from dratwin.cluster.generate import GenerateOptions, NodeGroup, generate
 from dratwin.scheduler.framework import NodeInfo
 from dratwin.scheduler.resources import node_allocatable
@@ -27,13 +27,6 @@ CAPACITY_TYPE = "karpenter.sh/capacity-type"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-
-
-@dataclass(frozen=True)
-class Offering:
-    zone: str
-    capacity_type: str
-    price: float
 
 
 @dataclass
@@ -45,10 +38,14 @@ class Template:
     node: Node
     slices: list[ResourceSlice]
     offerings: list[Offering]
+    role: str = ""  # EKS Auto Mode: the device-manager role a node launched from it gets for life
     index: SliceIndex = field(init=False)
+
+    allocatable: dict[str, int] = field(init=False)
 
     def __post_init__(self) -> None:
         self.index = SliceIndex(self.slices)
+        self.allocatable = node_allocatable(self.node)
 
     @property
     def has_dra_devices(self) -> bool:
@@ -59,7 +56,7 @@ class Template:
         return min(self.offerings, key=lambda o: (o.price, o.zone, o.capacity_type), default=None)
 
     def node_info(self) -> NodeInfo:
-        return NodeInfo(self.node, node_allocatable(self.node))
+        return NodeInfo(self.node, dict(self.allocatable))
 
 
 def build_template(
@@ -71,23 +68,27 @@ def build_template(
     *,
     dra: bool,
     device_plugin_resources: bool,
+    auto_mode: bool = False,
 ) -> Template:
     """A (NodePool, instance type) template.
 
-    ``dra``: the DRA drivers run (Karpenter with DRA on): the GPU and EFA ResourceSlices of the type's
-    scraped device metadata; a type without metadata publishes none (so no DRA claim can land there, as
-    in Karpenter, where g7e is left out that way). ``device_plugin_resources``: the instance type's
-    capacity lists ``nvidia.com/gpu`` / ``vpc.amazonaws.com/efa`` (Karpenter's view of every GPU type).
+    ``dra``: the DRA drivers run: the GPU and EFA ResourceSlices of the type's scraped device metadata; a
+    type without metadata publishes none (so no DRA claim can land there, as in Karpenter, where g7e is
+    left out that way). ``device_plugin_resources``: the node's allocatable lists ``nvidia.com/gpu`` /
+    ``vpc.amazonaws.com/efa`` (Karpenter's capacity view of every GPU type; on EKS Auto Mode, the
+    device-plugin role). ``auto_mode``: EKS Auto Mode's labels (``eks.amazonaws.com/*``).
     """
-    name = f"{pool}-{instance_type.name.replace('.', '-')}"
-    manager = "dra" if dra else "device-plugin"
+    role = "dra" if dra else "device-plugin"
+    name = f"{pool}-{instance_type.name.replace('.', '-')}" + ("-dra" if auto_mode and dra else "")
+    provisioner = "auto-mode" if auto_mode else "karpenter"
     generated = generate(
         GenerateOptions(
             groups=(NodeGroup(instance_type.name, 1),),
-            gpu_manager=manager,
-            efa_manager=manager,
+            gpu_manager=role,
+            efa_manager=role,
             name_prefix=name,
             nodepool=pool,
+            provisioner=provisioner,
         )
     )
     raw_node: dict[str, Any] = generated.nodes[0]
@@ -102,6 +103,7 @@ def build_template(
                 efa_manager="device-plugin",
                 name_prefix=name,
                 nodepool=pool,
+                provisioner=provisioner,
             )
         )
         raw_node["status"] = plugin.nodes[0]["status"]
@@ -115,7 +117,7 @@ def build_template(
             raw["spec"]["nodeName"] = name
             raw["spec"]["pool"]["name"] = name
             slices.append(msgspec.convert(raw, ResourceSlice, strict=False))
-    return Template(pool, instance_type, node, slices, offerings)
+    return Template(pool, instance_type, node, slices, offerings, role if auto_mode else "")
 
 
 def requirement_selector(requirements: list[NodeSelectorRequirement]) -> NodeSelector:

@@ -10,6 +10,7 @@ claims, by the allocator on the devices the type would publish (see ``candidates
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -27,6 +28,7 @@ from dratwin.scheduler.plugins.node_resources import fits_request
 from dratwin.scheduler.plugins.taint_toleration import TaintToleration
 
 LIMITED = ("cpu", "memory", "nvidia.com/gpu")
+ANY_POOL = "(any)"  # key of a reason that holds whatever the NodePool
 
 
 @dataclass
@@ -101,13 +103,17 @@ class Solver:
         classes: dict[str, DeviceClass],
         compiler: SelectorCompiler | None = None,
     ) -> None:
-        self.pools = sorted(pools, key=lambda p: (-p.weight, p.name))
+        # The solver books launched capacity on its own copies of the pools' usage.
+        self.pools = sorted(
+            (dataclasses.replace(p, used=dict(p.used)) for p in pools), key=lambda p: (-p.weight, p.name)
+        )
         self.features = features
         self.classes = classes
         self.compiler = compiler or SelectorCompiler(list_type_attributes=features.list_type_attributes)
         self.device_views: dict[int, CelDevice] = {}
         self.claims: list[PlannedClaim] = []
-        self._empty_fit: dict[tuple[bytes, int], tuple[str, AllocationResult | None, list[AllocationResult]]] = {}
+        self._static: dict[tuple[bytes, int], str] = {}
+        self._empty_fit: dict[tuple[bytes, int], tuple[str, list[AllocationResult]]] = {}
         self._affinity = NodeAffinity()
         self._taints = TaintToleration()
 
@@ -121,7 +127,17 @@ class Solver:
                 rejections = self._new_claim(pod)
                 if rejections is not None:
                     unplaced.append(Unplaced(pod.info.key, rejections))
-        return Plan(self.claims, unplaced)
+        launched = []
+        for claim in self.claims:
+            problem = _min_values_problem(claim) or _launch_limit_problem(claim)
+            if problem:
+                chosen = claim.chosen().instance_type.name
+                unplaced += [
+                    Unplaced(p.info.key, {claim.pool.name: [TypeRejection(chosen, problem)]}) for p in claim.pods
+                ]
+            else:
+                launched.append(claim)
+        return Plan(launched, unplaced)
 
     # ---- in-flight NodeClaims ------------------------------------------------------------------------
 
@@ -181,32 +197,46 @@ class Solver:
     # ---- does a pod fit one instance type of a NodeClaim? ---------------------------------------------
 
     def _fit(self, claim: PlannedClaim, template: Template, pod: PodToPlace) -> tuple[str, list[AllocationResult]]:
-        """ "" and the pod's allocations when it fits next to the claim's pods, else the reason."""
-        empty = not claim.pods
-        if empty:
-            cached = self._empty_fit.get((pod.shape, id(template)))
-            if cached is not None:
-                return cached[0], cached[2]
-        node = NodeInfo(template.node, template.node_info().allocatable, dict(claim.requested))
-        node.pods = [p.info for p in claim.pods]
-        reason = self._filter(pod, node)
-        results: list[AllocationResult] = []
-        if not reason and pod.claims:
-            reason, results = self._devices(claim, template, pod)
-        if empty:
-            self._empty_fit[(pod.shape, id(template))] = (reason, None, results)
-        return reason, results
+        """ "" and the pod's allocations when it fits next to the claim's pods, else the reason.
 
-    def _filter(self, pod: PodToPlace, node: NodeInfo) -> str:
-        short = fits_request(pod.info.requests, node)
-        if short:
-            return ", ".join(s.reason for s in short)
+        What does not depend on the claim's other pods (taints, node affinity, the devices of an empty
+        node) is decided once per pod shape and instance type; the resource sums are compared inline."""
+        key = (pod.shape, id(template))
+        static = self._static.get(key)
+        if static is None:
+            static = self._static[key] = self._static_fit(template, pod)
+        if static:
+            return static, []
+        allocatable = template.allocatable
+        requested = claim.requested
+        for name, amount in pod.info.requests.items():
+            if requested.get(name, 0) + amount > allocatable.get(name, 0):
+                return self._resource_reason(claim, template, pod), []
+        if len(claim.pods) + 1 > allocatable.get("pods", 0):
+            return "Too many pods", []
+        if not pod.claims:
+            return "", []
+        if not claim.pods:
+            cached = self._empty_fit.get(key)
+            if cached is None:
+                cached = self._empty_fit[key] = self._devices(claim, template, pod)
+            return cached
+        return self._devices(claim, template, pod)
+
+    def _static_fit(self, template: Template, pod: PodToPlace) -> str:
+        node = template.node_info()
         state = CycleState()
         for plugin in (self._taints, self._affinity):
             status = plugin.filter(state, pod.info, node)
             if not status.ok:
                 return "; ".join(status.reasons)
         return ""
+
+    def _resource_reason(self, claim: PlannedClaim, template: Template, pod: PodToPlace) -> str:
+        node = NodeInfo(template.node, template.allocatable, dict(claim.requested))
+        node.pods = [p.info for p in claim.pods]
+        short = fits_request(pod.info.requests, node)
+        return ", ".join(s.reason for s in short) or "does not fit"
 
     def _devices(self, claim: PlannedClaim, template: Template, pod: PodToPlace) -> tuple[str, list[AllocationResult]]:
         if not template.has_dra_devices:
@@ -245,13 +275,41 @@ def _short_verdict(found: Explanation) -> str:
     return f"{text}: {reason.value}{seen}"
 
 
-def _limit_problem(pool: Pool, template: Template) -> str | None:
-    allocatable = template.node_info().allocatable
-    capacity = {
-        "cpu": allocatable.get("cpu", 0),
-        "memory": allocatable.get("memory", 0),
-        "nvidia.com/gpu": template.instance_type.gpus.count if template.instance_type.gpus else 0,
+def _min_values_problem(claim: PlannedClaim) -> str:
+    """Karpenter launches a NodeClaim only if its options keep at least ``minValues`` values per key."""
+    for key, wanted in claim.pool.min_values.items():
+        values = {t.node.metadata.labels.get(key) for t in claim.options} - {None}
+        if len(values) < wanted:
+            return (
+                f"minValues {wanted} for {key} not met: only {len(values)} value(s) among the instance types that fit"
+            )
+    return ""
+
+
+def _launch_limit_problem(claim: PlannedClaim) -> str:
+    """Count the launched node against its NodePool's limits; the NodeClaim that would exceed them is not made."""
+    pool, chosen = claim.pool, claim.chosen()
+    capacity = _capacity(chosen)
+    for name in LIMITED:
+        limit = pool.limits.get(name)
+        if limit is not None and pool.used.get(name, 0) + capacity.get(name, 0) > limit:
+            return f"NodePool {pool.name} limit {name} reached"
+    for name, amount in capacity.items():
+        pool.used[name] = pool.used.get(name, 0) + amount
+    return ""
+
+
+def _capacity(template: Template) -> Resources:
+    gpus = template.instance_type.gpus.count if template.instance_type.gpus else 0
+    return {
+        "cpu": template.allocatable.get("cpu", 0),
+        "memory": template.allocatable.get("memory", 0),
+        "nvidia.com/gpu": gpus,
     }
+
+
+def _limit_problem(pool: Pool, template: Template) -> str | None:
+    capacity = _capacity(template)
     for name in LIMITED:
         limit = pool.limits.get(name)
         if limit is not None and pool.used.get(name, 0) + capacity.get(name, 0) > limit:

@@ -18,21 +18,20 @@ from dratwin.api.core import Node, NodeSelectorRequirement, Taint
 from dratwin.api.loader import LoadedObject
 from dratwin.api.meta import ObjectMeta
 from dratwin.api.quantity import Quantity
-from dratwin.catalog import Catalog, InstanceType, load_catalog
+from dratwin.catalog import DEFAULT_ZONES, Catalog, InstanceType, Offering, load_catalog
 from dratwin.cel import SelectorCompiler
 from dratwin.errors import DratwinError
 from dratwin.provisioner.candidates import (
     CAPACITY_TYPE,
     ZONE_LABEL,
-    Offering,
+    Template,
     build_template,
     requirement_selector,
 )
-from dratwin.provisioner.solver import Plan, PodToPlace, Pool, Solver
+from dratwin.provisioner.solver import ANY_POOL, Plan, PodToPlace, Pool, Solver, TypeRejection, Unplaced
 from dratwin.twin.build import LoadedCluster, load_cluster
 from dratwin.twin.schedule import Options, ScheduleReport, schedule
 
-DEFAULT_ZONES = ("us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1f")
 OFFERING_KEYS = (ZONE_LABEL, CAPACITY_TYPE)
 
 
@@ -41,6 +40,7 @@ class PlanOptions:
     seed: int = 0
     dra: bool = True  # Karpenter with DRA support on (settings.enableDRA)
     zones: tuple[str, ...] = DEFAULT_ZONES
+    auto_mode: bool = False  # EKS Auto Mode instead of self-managed Karpenter
 
 
 @dataclass
@@ -71,10 +71,13 @@ def plan(
             "the input has no Karpenter NodePool (karpenter.sh/v1): nothing could be launched; "
             "add the NodePools of your cluster, e.g. from `kubectl get nodepools -o yaml`"
         )
-    pools = [read_pool(raw, catalog or load_catalog(), loaded, options) for raw in nodepools]
-    pending = _pending(scheduled, loaded)
+    catalog = catalog or load_catalog()
+    pools = [read_pool(raw, catalog, loaded, options) for raw in nodepools]
+    pending, missing_class = _split_missing_classes(_pending(scheduled, loaded), loaded, options)
     solver = Solver(pools, features, dict(loaded.state.classes), compiler)
     result = PlanReport(scheduled, solver.solve(pending), pools)
+    result.plan.unplaced += missing_class
+    result.notes += _warnings(result, objects, options)
     if any(
         "DRA: request" in r.reason and "mig" in r.reason
         for u in result.plan.unplaced
@@ -117,15 +120,106 @@ def read_pool(raw: dict[str, Any], catalog: Catalog, loaded: LoadedCluster, opti
         if type_reqs and not _labels_match(type_labels, type_reqs):
             continue
         try:
-            template = build_template(
-                name, instance_type, labels, taints, offerings, dra=options.dra, device_plugin_resources=True
-            )
+            pool.templates += _templates(name, instance_type, labels, taints, offerings, options)
         except DratwinError:
             continue  # a type the catalog cannot model as a node (no vCPU/memory data)
-        pool.templates.append(template)
     if not pool.templates:
         raise PlanError(f"NodePool {name}: its requirements allow no instance type of the catalog")
     return pool
+
+
+def _split_missing_classes(
+    pods: list[PodToPlace], loaded: LoadedCluster, options: PlanOptions
+) -> tuple[list[PodToPlace], list[Unplaced]]:
+    """Pods whose claims name a DeviceClass that does not exist wait forever: no node can help them."""
+    classes = loaded.state.classes
+    keep, stuck = [], []
+    for pod in pods:
+        missing = sorted(
+            {
+                n
+                for c in pod.claims
+                for r in c.spec.devices.requests
+                for n in (
+                    [r.exactly.device_class_name]
+                    if r.exactly
+                    else [s.device_class_name for s in r.first_available or []]
+                )
+                if n and n not in classes
+            }
+        )
+        if not missing:
+            keep.append(pod)
+            continue
+        reason = f"DeviceClass {', '.join(missing)} does not exist: the pod stays Pending forever, whatever is launched"
+        if options.auto_mode:
+            reason += (
+                " (EKS Auto Mode ships the NVIDIA and EFA DRA drivers but not their DeviceClasses: create "
+                "gpu.nvidia.com / efa.networking.k8s.aws yourself)"
+            )
+        stuck.append(Unplaced(pod.info.key, {ANY_POOL: [TypeRejection("(every instance type)", reason)]}))
+    return keep, stuck
+
+
+def _warnings(result: PlanReport, objects: Sequence[LoadedObject], options: PlanOptions) -> list[str]:
+    found = []
+    for claim in result.plan.claims:
+        chosen = claim.chosen()
+        devices = claim.allocations.get(chosen.instance_type.name, {})
+        plugin_gpus = claim.requested.get("nvidia.com/gpu", 0)
+        if devices and plugin_gpus and not options.auto_mode:
+            found.append(
+                f"{claim.name} ({chosen.instance_type.name}) would serve GPUs through both the DRA driver and the "
+                f"device plugin ({plugin_gpus} nvidia.com/gpu): both hand out the same GPUs; Karpenter's docs require "
+                "separate NodePools (with node selectors) for DRA and device-plugin pods"
+            )
+    static_interfaces = [
+        o.name for o in objects if o.kind == "EC2NodeClass" and (o.raw.get("spec") or {}).get("networkInterfaces")
+    ]
+    uses_efa = any(
+        r.driver == "dra.net"
+        for c in result.plan.claims
+        for allocs in c.allocations.values()
+        for a in allocs.values()
+        for r in a.devices.results
+    )
+    if options.auto_mode and static_interfaces and uses_efa:
+        found.append(
+            f"EC2NodeClass {', '.join(static_interfaces)} sets static networkInterfaces while pods ask for EFA devices "
+            "aligned through DRA on dynamically provisioned nodes: EKS Auto Mode leaves that combination undefined"
+        )
+    return found
+
+
+def _templates(
+    pool: str,
+    instance_type: InstanceType,
+    labels: dict[str, str],
+    taints: list[Taint],
+    offerings: list[Offering],
+    options: PlanOptions,
+) -> list[Template]:
+    """Self-managed Karpenter imagines one node per type with its capacity (``nvidia.com/gpu``) and, with
+    DRA on, the devices of its metadata. EKS Auto Mode picks each node's device-manager role at launch
+    from the pods it launches it for: a DRA node or a device-plugin node, never both."""
+    if not options.auto_mode:
+        return [
+            build_template(
+                pool, instance_type, labels, taints, offerings, dra=options.dra, device_plugin_resources=True
+            )
+        ]
+    found = [
+        build_template(
+            pool, instance_type, labels, taints, offerings, dra=False, device_plugin_resources=True, auto_mode=True
+        )
+    ]
+    if instance_type.gpus is not None and instance_type.dra is not None:
+        found.append(
+            build_template(
+                pool, instance_type, labels, taints, offerings, dra=True, device_plugin_resources=False, auto_mode=True
+            )
+        )
+    return found
 
 
 def _pending(scheduled: ScheduleReport, loaded: LoadedCluster) -> list[PodToPlace]:
@@ -150,15 +244,12 @@ def _pending(scheduled: ScheduleReport, loaded: LoadedCluster) -> list[PodToPlac
 def _offerings(
     instance_type: InstanceType, reqs: list[NodeSelectorRequirement], zones: Sequence[str]
 ) -> list[Offering]:
-    price = instance_type.price_usd_per_hour
-    if price is None:
-        return []
-    found = []
-    for zone in zones:
-        labels = {ZONE_LABEL: zone, CAPACITY_TYPE: "on-demand"}
-        if _labels_match(labels, reqs):
-            found.append(Offering(zone, "on-demand", price))
-    return found
+    """The type's available offerings that the NodePool's zone and capacity-type requirements allow."""
+    return [
+        o
+        for o in instance_type.offerings
+        if o.available and o.zone in zones and _labels_match({ZONE_LABEL: o.zone, CAPACITY_TYPE: o.capacity_type}, reqs)
+    ]
 
 
 def _labels_match(labels: dict[str, str], reqs: list[NodeSelectorRequirement]) -> bool:

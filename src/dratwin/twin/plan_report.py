@@ -12,7 +12,7 @@ import msgspec
 
 from dratwin.api.codec import dump_json, dump_yaml
 from dratwin.provisioner.candidates import CAPACITY_TYPE, INSTANCE_TYPE_LABEL, ZONE_LABEL
-from dratwin.provisioner.solver import PlannedClaim, Unplaced
+from dratwin.provisioner.solver import ANY_POOL, PlannedClaim, Unplaced
 from dratwin.twin.plan import PlanReport
 
 MAX_TYPES = 6
@@ -60,6 +60,9 @@ def _why(unplaced: Unplaced) -> list[str]:
     """Per NodePool, instance types grouped by the reason they were turned down."""
     out = []
     for pool, rejections in unplaced.reasons.items():
+        if pool == ANY_POOL:
+            out += [r.reason for r in rejections]
+            continue
         grouped: dict[str, list[str]] = defaultdict(list)
         for rejection in rejections:
             grouped[rejection.reason].append(rejection.instance_type)
