@@ -129,7 +129,7 @@ class Solver:
                     unplaced.append(Unplaced(pod.info.key, rejections))
         launched = []
         for claim in self.claims:
-            problem = _min_values_problem(claim) or _launch_limit_problem(claim)
+            problem = _min_values_problem(claim)
             if problem:
                 chosen = claim.chosen().instance_type.name
                 unplaced += [
@@ -174,6 +174,7 @@ class Solver:
                 claim.options = [t for t, _ in kept]
                 self.claims.append(claim)
                 self._commit(claim, pod, kept)
+                _book(pool, claim.options)
                 return None
             rejections[pool.name] = turned_down
         return rejections
@@ -286,17 +287,12 @@ def _min_values_problem(claim: PlannedClaim) -> str:
     return ""
 
 
-def _launch_limit_problem(claim: PlannedClaim) -> str:
-    """Count the launched node against its NodePool's limits; the NodeClaim that would exceed them is not made."""
-    pool, chosen = claim.pool, claim.chosen()
-    capacity = _capacity(chosen)
+def _book(pool: Pool, options: list[Template]) -> None:
+    """Count a new NodeClaim against its NodePool's limits as Karpenter does while scheduling: with the
+    largest capacity any of its instance types could bring (it does not know yet which one launches)."""
     for name in LIMITED:
-        limit = pool.limits.get(name)
-        if limit is not None and pool.used.get(name, 0) + capacity.get(name, 0) > limit:
-            return f"NodePool {pool.name} limit {name} reached"
-    for name, amount in capacity.items():
-        pool.used[name] = pool.used.get(name, 0) + amount
-    return ""
+        largest = max((_capacity(t).get(name, 0) for t in options), default=0)
+        pool.used[name] = pool.used.get(name, 0) + largest
 
 
 def _capacity(template: Template) -> Resources:

@@ -117,7 +117,7 @@ def read_pool(raw: dict[str, Any], catalog: Catalog, loaded: LoadedCluster, opti
         if not offerings:
             continue
         type_labels = {**instance_type.well_known_labels(), **labels}
-        if type_reqs and not _labels_match(type_labels, type_reqs):
+        if not _labels_match(type_labels, type_reqs):
             continue
         try:
             pool.templates += _templates(name, instance_type, labels, taints, offerings, options)
@@ -253,6 +253,8 @@ def _offerings(
 
 
 def _labels_match(labels: dict[str, str], reqs: list[NodeSelectorRequirement]) -> bool:
+    if not reqs:
+        return True  # no requirement: everything matches (an empty node selector term would match nothing)
     node = Node(metadata=ObjectMeta(name="-", labels=labels))
     return selector_matches(node, requirement_selector(reqs))
 

@@ -122,7 +122,7 @@ def objects(report: PlanReport) -> list[dict[str, Any]]:
         chosen = claim.chosen()
         node_name = f"{claim.name}-{chosen.instance_type.name.replace('.', '-')}"
         found.append(_node_claim(claim, node_name))
-        node = msgspec.to_builtins(chosen.node)
+        node = {"apiVersion": "v1", "kind": "Node", **msgspec.to_builtins(chosen.node)}
         node["metadata"]["name"] = node_name
         node["metadata"]["labels"]["kubernetes.io/hostname"] = node_name
         offering = chosen.cheapest
@@ -131,7 +131,7 @@ def objects(report: PlanReport) -> list[dict[str, Any]]:
             node["metadata"]["labels"][CAPACITY_TYPE] = offering.capacity_type
         found.append(node)
         for resource_slice in chosen.slices:
-            raw = msgspec.to_builtins(resource_slice)
+            raw = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", **msgspec.to_builtins(resource_slice)}
             raw["metadata"]["name"] = f"{node_name}-{resource_slice.spec.driver}"
             raw["spec"]["nodeName"] = node_name
             raw["spec"]["pool"]["name"] = node_name

@@ -1,0 +1,181 @@
+"""`dratwin plan`: Karpenter's provisioning rules and the worked examples of docs/karpenter-dra.md §7."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from dratwin.allocator import Features
+from dratwin.api.loader import load_paths, load_text
+from dratwin.cli.main import main
+from dratwin.provisioner.solver import PodToPlace, Solver
+from dratwin.twin.plan import PlanOptions, PlanReport, _pending, plan
+from tests.conftest import SHARED
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+CLASSES = SHARED / "data" / "drivers" / "deviceclasses.yaml"
+CLAIMS = {o.name: o.raw for o in load_paths([str(SHARED / "data" / "drivers" / "resourceclaims.yaml")])}
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists"}
+
+
+def nodepool(name: str = "gpu", weight: int = 10, requirements: list[dict[str, Any]] | None = None,
+             limits: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "weight": weight,
+        "template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"},
+                              "requirements": requirements or []}},
+    }
+    if labels:
+        spec["template"]["metadata"] = {"labels": labels}
+    if limits:
+        spec["limits"] = limits
+    return {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name}, "spec": spec}
+
+
+def template_from_shared(name: str, namespace: str = "ml") -> dict[str, Any]:
+    raw = CLAIMS[name]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": namespace}, "spec": raw["spec"]}
+
+
+def pod(name: str, template: str = "", gpus: int = 0, cpu: str = "1", namespace: str = "ml",
+        node_selector: dict[str, str] | None = None) -> dict[str, Any]:
+    resources: dict[str, Any] = {"requests": {"cpu": cpu, "memory": "1Gi"}}
+    spec: dict[str, Any] = {"tolerations": [GPU_TOLERATION],
+                            "containers": [{"name": "c", "image": "x", "resources": resources}]}
+    if gpus:
+        resources["limits"] = {"nvidia.com/gpu": gpus}
+    if template:
+        resources["claims"] = [{"name": "dev"}]
+        spec["resourceClaims"] = [{"name": "dev", "resourceClaimTemplateName": template}]
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def run_plan(*objects: dict[str, Any], auto_mode: bool = False) -> PlanReport:
+    text = yaml.safe_dump_all(list(objects), sort_keys=False)
+    loaded = load_paths([str(CLASSES)]) + load_text(text)
+    return plan(loaded, Features(), PlanOptions(auto_mode=auto_mode))
+
+
+def launched(report: PlanReport) -> list[tuple[str, list[str]]]:
+    return [(c.chosen().instance_type.name, [p.info.key for p in c.pods]) for c in report.plan.claims]
+
+
+@pytest.mark.parametrize(
+    ("claim", "instance_type", "price"),
+    [
+        ("single-gpu", "g6f.large", 0.202),
+        ("gpu-efa-aligned", "g4dn.8xlarge", 2.176),
+        ("large-gpu", "p5en.48xlarge", 63.296),
+        ("eight-gpus", "g4dn.metal", 7.824),
+    ],
+    ids=["single-gpu", "gpu-efa-aligned", "large-gpu", "eight-gpus"],
+)
+def test_worked_examples_launch_the_cheapest_qualifying_type(claim: str, instance_type: str, price: float) -> None:
+    report = run_plan(nodepool(), template_from_shared(claim), pod("p", template=claim))
+    assert launched(report) == [(instance_type, ["ml/p"])]
+    assert report.plan.cost_per_hour == pytest.approx(price)
+
+
+def test_gpu_and_efa_on_another_root_is_turned_down() -> None:
+    """g6.8xlarge has a GPU and an EFA, but not on one PCIe root: the aligned claim cannot use it."""
+    report = run_plan(nodepool(), template_from_shared("gpu-efa-aligned"), pod("p", template="gpu-efa-aligned"))
+    assert "g6.8xlarge" not in {t.instance_type.name for t in report.plan.claims[0].options}
+    pool = next(p for p in report.pools if p.name == "gpu")
+    g6 = next(t for t in pool.templates if t.instance_type.name == "g6.8xlarge")
+    solver = Solver(report.pools, Features(), dict(report.scheduled.state.classes))
+    pending: list[PodToPlace] = _pending(report.scheduled, report.scheduled.loaded)
+    from dratwin.provisioner.solver import PlannedClaim
+
+    reason, _ = solver._fit(PlannedClaim("probe", pool, [g6]), g6, pending[0])
+    assert reason == "DRA: enough devices, but none of their combinations satisfies the claim's constraints"
+
+
+def test_types_without_device_metadata_are_never_launched_for_dra_claims() -> None:
+    pool = nodepool(requirements=[{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g7e"]}])
+    report = run_plan(pool, template_from_shared("single-gpu"), pod("p", template="single-gpu"))
+    assert launched(report) == []
+    reasons = {r.reason for r in report.plan.unplaced[0].reasons["gpu"]}
+    assert reasons == {"the instance type has no DRA device metadata (no device would be published)"}
+
+
+def test_mig_claims_cannot_trigger_provisioning() -> None:
+    report = run_plan(nodepool(), template_from_shared("mig-devices"), pod("p", template="mig-devices"))
+    assert launched(report) == []
+    assert any("MIG claims cannot trigger provisioning" in n for n in report.notes)
+
+
+def test_pods_fitting_existing_nodes_launch_nothing() -> None:
+    objects = load_paths([str(EXAMPLES / "nodes.yaml"), str(EXAMPLES / "p5-slices.yaml"),
+                          str(EXAMPLES / "deviceclasses.yaml")])
+    text = yaml.safe_dump_all([nodepool(), template_from_shared("single-gpu"), pod("p", template="single-gpu")])
+    report = plan(objects + load_text(text), Features(), PlanOptions())
+    assert launched(report) == []
+    assert [(a.pod, a.node) for a in report.scheduled.attempts] == [("ml/p", "p5-node-1")]
+
+
+def test_nodepool_weight_decides_first_and_limits_cap_it() -> None:
+    cheap = nodepool("cheap", weight=50, requirements=[
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}], limits={"nvidia.com/gpu": "1"})
+    other = nodepool("other", weight=1, requirements=[
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g6"]}])
+    report = run_plan(cheap, other, *[pod(f"p{i}", gpus=1, cpu="6") for i in range(2)])
+    pools = sorted((c.pool.name, c.chosen().instance_type.name) for c in report.plan.claims)
+    assert pools == [("cheap", "g5.2xlarge"), ("other", "g6.2xlarge")]
+
+
+def test_min_values_keeps_flexibility_or_refuses() -> None:
+    pool = nodepool(requirements=[{"key": "karpenter.k8s.aws/instance-family", "operator": "In",
+                                   "values": ["g5", "g6"], "minValues": 3}])
+    report = run_plan(pool, pod("p", gpus=1))
+    assert launched(report) == []
+    reason = report.plan.unplaced[0].reasons["gpu"][0].reason
+    assert reason.startswith("minValues 3 for karpenter.k8s.aws/instance-family not met")
+
+
+def test_auto_mode_gives_dra_and_device_plugin_pods_separate_nodes() -> None:
+    report = run_plan(nodepool(), template_from_shared("single-gpu"), pod("dra", template="single-gpu"),
+                      pod("plugin", gpus=1), auto_mode=True)
+    roles = sorted(
+        (c.chosen().node.metadata.labels.get("eks.amazonaws.com/device-manager-nvidia", ""),
+         [p.info.key for p in c.pods]) for c in report.plan.claims
+    )
+    assert roles == [("device-plugin", ["ml/plugin"]), ("dra", ["ml/dra"])]
+
+
+def test_karpenter_warns_when_one_node_would_need_both_managers() -> None:
+    report = run_plan(nodepool(), template_from_shared("single-gpu"), pod("dra", template="single-gpu", cpu="4"),
+                      pod("plugin", gpus=1, cpu="4"))
+    assert any("both the DRA driver and the device plugin" in n for n in report.notes) or len(report.plan.claims) == 2
+
+
+def test_missing_deviceclass_in_auto_mode_says_who_creates_it() -> None:
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+             "metadata": {"name": "t", "namespace": "ml"},
+             "spec": {"spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "h200"}}]}}}}
+    report = run_plan(nodepool(), claim, pod("p", template="t"), auto_mode=True)
+    reason = report.plan.unplaced[0].reasons["(any)"][0].reason
+    assert reason.startswith("DeviceClass h200 does not exist: the pod stays Pending forever")
+    assert "EKS Auto Mode ships the NVIDIA and EFA DRA drivers but not their DeviceClasses" in reason
+
+
+def test_cli_plan_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all([nodepool(), template_from_shared("gpu-efa-aligned"),
+                                        pod("p", template="gpu-efa-aligned")]))
+    assert main(["plan", "-f", str(CLASSES), "-f", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "1 node(s) to launch, $2.1760/hour" in out and "g4dn.8xlarge" in out
+    assert main(["plan", "-f", str(CLASSES), "-f", str(path), "-o", "yaml"]) == 0
+    docs = yaml.safe_load(capsys.readouterr().out)["items"]
+    kinds = [d["kind"] for d in docs]
+    assert kinds[:2] == ["NodeClaim", "Node"] and "ResourceSlice" in kinds and "Pod" in kinds
+    node = docs[1]
+    assert node["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "g4dn.8xlarge"
+    claim = next(d for d in docs if d["kind"] == "ResourceClaim")
+    assert len(claim["status"]["allocation"]["devices"]["results"]) == 2
