@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.conftest import SHARED
 
 from dratwin.allocator import Features
 from dratwin.api.loader import load_paths, load_text
 from dratwin.cli.main import main
 from dratwin.provisioner.solver import PodToPlace, Solver
 from dratwin.twin.plan import PlanOptions, PlanReport, _pending, plan
-from tests.conftest import SHARED
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CLASSES = SHARED / "data" / "drivers" / "deviceclasses.yaml"
@@ -21,12 +21,21 @@ CLAIMS = {o.name: o.raw for o in load_paths([str(SHARED / "data" / "drivers" / "
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists"}
 
 
-def nodepool(name: str = "gpu", weight: int = 10, requirements: list[dict[str, Any]] | None = None,
-             limits: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> dict[str, Any]:
+def nodepool(
+    name: str = "gpu",
+    weight: int = 10,
+    requirements: list[dict[str, Any]] | None = None,
+    limits: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "weight": weight,
-        "template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"},
-                              "requirements": requirements or []}},
+        "template": {
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"},
+                "requirements": requirements or [],
+            }
+        },
     }
     if labels:
         spec["template"]["metadata"] = {"labels": labels}
@@ -37,15 +46,27 @@ def nodepool(name: str = "gpu", weight: int = 10, requirements: list[dict[str, A
 
 def template_from_shared(name: str, namespace: str = "ml") -> dict[str, Any]:
     raw = CLAIMS[name]
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": name, "namespace": namespace}, "spec": raw["spec"]}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": raw["spec"],
+    }
 
 
-def pod(name: str, template: str = "", gpus: int = 0, cpu: str = "1", namespace: str = "ml",
-        node_selector: dict[str, str] | None = None) -> dict[str, Any]:
+def pod(
+    name: str,
+    template: str = "",
+    gpus: int = 0,
+    cpu: str = "1",
+    namespace: str = "ml",
+    node_selector: dict[str, str] | None = None,
+) -> dict[str, Any]:
     resources: dict[str, Any] = {"requests": {"cpu": cpu, "memory": "1Gi"}}
-    spec: dict[str, Any] = {"tolerations": [GPU_TOLERATION],
-                            "containers": [{"name": "c", "image": "x", "resources": resources}]}
+    spec: dict[str, Any] = {
+        "tolerations": [GPU_TOLERATION],
+        "containers": [{"name": "c", "image": "x", "resources": resources}],
+    }
     if gpus:
         resources["limits"] = {"nvidia.com/gpu": gpus}
     if template:
@@ -111,8 +132,9 @@ def test_mig_claims_cannot_trigger_provisioning() -> None:
 
 
 def test_pods_fitting_existing_nodes_launch_nothing() -> None:
-    objects = load_paths([str(EXAMPLES / "nodes.yaml"), str(EXAMPLES / "p5-slices.yaml"),
-                          str(EXAMPLES / "deviceclasses.yaml")])
+    objects = load_paths(
+        [str(EXAMPLES / "nodes.yaml"), str(EXAMPLES / "p5-slices.yaml"), str(EXAMPLES / "deviceclasses.yaml")]
+    )
     text = yaml.safe_dump_all([nodepool(), template_from_shared("single-gpu"), pod("p", template="single-gpu")])
     report = plan(objects + load_text(text), Features(), PlanOptions())
     assert launched(report) == []
@@ -120,18 +142,28 @@ def test_pods_fitting_existing_nodes_launch_nothing() -> None:
 
 
 def test_nodepool_weight_decides_first_and_limits_cap_it() -> None:
-    cheap = nodepool("cheap", weight=50, requirements=[
-        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}], limits={"nvidia.com/gpu": "1"})
-    other = nodepool("other", weight=1, requirements=[
-        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g6"]}])
+    cheap = nodepool(
+        "cheap",
+        weight=50,
+        requirements=[{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}],
+        limits={"nvidia.com/gpu": "1"},
+    )
+    other = nodepool(
+        "other",
+        weight=1,
+        requirements=[{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g6"]}],
+    )
     report = run_plan(cheap, other, *[pod(f"p{i}", gpus=1, cpu="6") for i in range(2)])
     pools = sorted((c.pool.name, c.chosen().instance_type.name) for c in report.plan.claims)
     assert pools == [("cheap", "g5.2xlarge"), ("other", "g6.2xlarge")]
 
 
 def test_min_values_keeps_flexibility_or_refuses() -> None:
-    pool = nodepool(requirements=[{"key": "karpenter.k8s.aws/instance-family", "operator": "In",
-                                   "values": ["g5", "g6"], "minValues": 3}])
+    pool = nodepool(
+        requirements=[
+            {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5", "g6"], "minValues": 3}
+        ]
+    )
     report = run_plan(pool, pod("p", gpus=1))
     assert launched(report) == []
     reason = report.plan.unplaced[0].reasons["gpu"][0].reason
@@ -139,25 +171,40 @@ def test_min_values_keeps_flexibility_or_refuses() -> None:
 
 
 def test_auto_mode_gives_dra_and_device_plugin_pods_separate_nodes() -> None:
-    report = run_plan(nodepool(), template_from_shared("single-gpu"), pod("dra", template="single-gpu"),
-                      pod("plugin", gpus=1), auto_mode=True)
+    report = run_plan(
+        nodepool(),
+        template_from_shared("single-gpu"),
+        pod("dra", template="single-gpu"),
+        pod("plugin", gpus=1),
+        auto_mode=True,
+    )
     roles = sorted(
-        (c.chosen().node.metadata.labels.get("eks.amazonaws.com/device-manager-nvidia", ""),
-         [p.info.key for p in c.pods]) for c in report.plan.claims
+        (
+            c.chosen().node.metadata.labels.get("eks.amazonaws.com/device-manager-nvidia", ""),
+            [p.info.key for p in c.pods],
+        )
+        for c in report.plan.claims
     )
     assert roles == [("device-plugin", ["ml/plugin"]), ("dra", ["ml/dra"])]
 
 
 def test_karpenter_warns_when_one_node_would_need_both_managers() -> None:
-    report = run_plan(nodepool(), template_from_shared("single-gpu"), pod("dra", template="single-gpu", cpu="4"),
-                      pod("plugin", gpus=1, cpu="4"))
+    report = run_plan(
+        nodepool(),
+        template_from_shared("single-gpu"),
+        pod("dra", template="single-gpu", cpu="4"),
+        pod("plugin", gpus=1, cpu="4"),
+    )
     assert any("both the DRA driver and the device plugin" in n for n in report.notes) or len(report.plan.claims) == 2
 
 
 def test_missing_deviceclass_in_auto_mode_says_who_creates_it() -> None:
-    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-             "metadata": {"name": "t", "namespace": "ml"},
-             "spec": {"spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "h200"}}]}}}}
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "t", "namespace": "ml"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "h200"}}]}}},
+    }
     report = run_plan(nodepool(), claim, pod("p", template="t"), auto_mode=True)
     reason = report.plan.unplaced[0].reasons["(any)"][0].reason
     assert reason.startswith("DeviceClass h200 does not exist: the pod stays Pending forever")
@@ -166,8 +213,9 @@ def test_missing_deviceclass_in_auto_mode_says_who_creates_it() -> None:
 
 def test_cli_plan_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "in.yaml"
-    path.write_text(yaml.safe_dump_all([nodepool(), template_from_shared("gpu-efa-aligned"),
-                                        pod("p", template="gpu-efa-aligned")]))
+    path.write_text(
+        yaml.safe_dump_all([nodepool(), template_from_shared("gpu-efa-aligned"), pod("p", template="gpu-efa-aligned")])
+    )
     assert main(["plan", "-f", str(CLASSES), "-f", str(path)]) == 0
     out = capsys.readouterr().out
     assert "1 node(s) to launch, $2.1760/hour" in out and "g4dn.8xlarge" in out

@@ -8,10 +8,11 @@ Kinds fall in three groups (:func:`classify`):
 
 - *modelled*: decoded and validated (core/v1 Node, Pod, Namespace; resource.k8s.io/v1 DeviceClass,
   ResourceSlice, ResourceClaim, ResourceClaimTemplate; resource.k8s.io/v1beta2 is read as v1, it has the
-  same fields);
+  same fields; Karpenter's karpenter.sh/v1 NodePool and NodeClaim and karpenter.k8s.aws/v1 EC2NodeClass);
 - *pod templates*: workloads (Deployment, Job, ...) whose pod template is checked for DRA references;
-- *not checked*: any other API group (CRDs such as ComputeDomain, Karpenter, Kueue) and real kinds of the
-  core groups that dratwin does not model (ConfigMap, Service, DeviceTaintRule, ...) — skipped with a warning.
+- *not checked*: any other API group (CRDs such as ComputeDomain, Kueue, EKS Auto Mode's NodeClass) and real
+  kinds of the groups above that dratwin does not model (ConfigMap, Service, DeviceTaintRule, NodeOverlay, ...)
+  — skipped with a warning.
 
 Anything else that claims to be from a group dratwin models (an unknown kind, an unknown version, no
 apiVersion or kind) is an :class:`~dratwin.errors.InputError`.
@@ -33,6 +34,15 @@ import msgspec.inspect as mi
 import yaml
 
 from dratwin.api.core import Namespace, Node, Pod, PodSpec
+from dratwin.api.karpenter import (
+    AWS_GROUP,
+    KARPENTER_GROUP,
+    EC2NodeClass,
+    NodeClaim,
+    NodeClaimSpec,
+    NodePool,
+    NodePoolSpec,
+)
 from dratwin.api.loader import FieldPath, LoadedObject
 from dratwin.api.resource import (
     DeviceClass,
@@ -105,6 +115,9 @@ _MODELLED = [
     KindInfo("resource.k8s.io/v1", "ResourceSlice", ResourceSlice, False),
     KindInfo("resource.k8s.io/v1", "ResourceClaim", ResourceClaim, True),
     KindInfo("resource.k8s.io/v1", "ResourceClaimTemplate", ResourceClaimTemplate, True),
+    KindInfo("karpenter.sh/v1", "NodePool", NodePool, False),
+    KindInfo("karpenter.sh/v1", "NodeClaim", NodeClaim, False),
+    KindInfo("karpenter.k8s.aws/v1", "EC2NodeClass", EC2NodeClass, False),
 ]
 KINDS: dict[tuple[str, str], KindInfo] = {(k.api_version, k.kind): k for k in _MODELLED}
 # v1beta2 has exactly the fields of v1 (v1 was copied from it); it is read with the same types.
@@ -135,8 +148,11 @@ _UNMODELLED: dict[str, frozenset[str]] = {
     RESOURCE_GROUP: frozenset({"DeviceTaintRule"}),
     "apps": frozenset({"ControllerRevision"}),
     "batch": frozenset(),
+    KARPENTER_GROUP: frozenset({"NodeOverlay"}),  # karpenter.sh/v1alpha1
+    AWS_GROUP: frozenset(),
 }
-_VERSIONS = {"": {"v1"}, RESOURCE_GROUP: {"v1", "v1beta2"}, "apps": {"v1"}, "batch": {"v1"}}
+_VERSIONS = {"": {"v1"}, RESOURCE_GROUP: {"v1", "v1beta2"}, "apps": {"v1"}, "batch": {"v1"}, KARPENTER_GROUP: {"v1"},
+             AWS_GROUP: {"v1"}}
 
 
 def split_api_version(api_version: str) -> tuple[str, str]:
@@ -189,6 +205,10 @@ def _version_hint(group: str, kind: str) -> str:
     if group == RESOURCE_GROUP:
         return ("use resource.k8s.io/v1 (Kubernetes 1.34+); from v1beta1 move deviceClassName, selectors, "
                 "allocationMode, count, adminAccess and tolerations of each request under `exactly`")
+    if group == KARPENTER_GROUP:
+        return ("use karpenter.sh/v1 (Karpenter 1.0+); from v1beta1 move spec.template.spec.kubelet to the "
+                "EC2NodeClass and spec.disruption.expireAfter to spec.template.spec.expireAfter, and give "
+                "nodeClassRef a group and kind")
     return f"use {'/'.join(p for p in (group, 'v1') if p)}"
 
 
@@ -297,26 +317,31 @@ def _replace(value: Any, path: FieldPath, new: Any) -> Any:
 
 # ---- unknown fields ------------------------------------------------------------------------------
 
-_SPEC_TYPES: dict[str, tuple[FieldPath, type[msgspec.Struct]]] = {
-    "DeviceClass": (("spec",), DeviceClassSpec),
-    "ResourceSlice": (("spec",), ResourceSliceSpec),
-    "ResourceClaim": (("spec",), ResourceClaimSpec),
-    "ResourceClaimTemplate": (("spec", "spec"), ResourceClaimSpec),
+_SPEC_TYPES: dict[tuple[str, str], tuple[FieldPath, type[msgspec.Struct]]] = {
+    (RESOURCE_GROUP, "DeviceClass"): (("spec",), DeviceClassSpec),
+    (RESOURCE_GROUP, "ResourceSlice"): (("spec",), ResourceSliceSpec),
+    (RESOURCE_GROUP, "ResourceClaim"): (("spec",), ResourceClaimSpec),
+    (RESOURCE_GROUP, "ResourceClaimTemplate"): (("spec", "spec"), ResourceClaimSpec),
+    # Karpenter's CRDs are structural, so the API server rejects unknown fields there too. EC2NodeClass is
+    # not listed: dratwin models only part of its spec.
+    (KARPENTER_GROUP, "NodePool"): (("spec",), NodePoolSpec),
+    (KARPENTER_GROUP, "NodeClaim"): (("spec",), NodeClaimSpec),
 }
 _TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata", "spec", "status"})
 
 
 def unknown_fields(obj: LoadedObject) -> list[tuple[FieldPath, list[str]]]:
-    """Fields of a resource.k8s.io object that the 1.36 API does not define, each with the known names there.
+    """Fields of a resource.k8s.io or karpenter.sh object that the API does not define, with the known names there.
 
     The API server rejects them under kubectl's default strict field validation. Only ``spec`` (and the
     top level) is checked: metadata and status carry server-managed fields dratwin does not model.
     """
     found: list[tuple[FieldPath, list[str]]] = []
-    if split_api_version(obj.api_version)[0] != RESOURCE_GROUP or obj.kind not in _SPEC_TYPES:
+    group = split_api_version(obj.api_version)[0]
+    if (group, obj.kind) not in _SPEC_TYPES:
         return found
     found.extend(((key,), sorted(_TOP_LEVEL)) for key in obj.raw if key not in _TOP_LEVEL)
-    prefix, spec_type = _SPEC_TYPES[obj.kind]
+    prefix, spec_type = _SPEC_TYPES[(group, obj.kind)]
     spec: Any = obj.raw
     for part in prefix:
         spec = spec.get(part) if isinstance(spec, dict) else None

@@ -12,9 +12,12 @@ What is checked:
   (``validation_claims``, ``validation_slices``), CEL selectors compiled with ``compiler``, fields of
   disabled feature gates (``validation_gates``);
 - Pods and the pod templates of workloads: their resource claims (``validation_core``);
+- Karpenter's NodePool, NodeClaim and EC2NodeClass: the CRDs' rules and the NodePool runtime validation
+  (``validation_karpenter``);
 - across objects: duplicates, DeviceClasses, claims and templates that are referenced but not in the
-  input, requests named by containers, the admin-access namespace label (``validation_refs``), and the
-  slices of each pool (``validation_pools``).
+  input, requests named by containers, the admin-access namespace label (``validation_refs``), the
+  slices of each pool (``validation_pools``), and the EC2NodeClasses that NodePools name
+  (``validation_karpenter``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from dratwin.api.codec import (
     unknown_fields,
 )
 from dratwin.api.core import Namespace, Node, Pod
+from dratwin.api.karpenter import EC2NodeClass, NodeClaim, NodePool
 from dratwin.api.loader import LoadedObject
 from dratwin.api.meta import ObjectMeta
 from dratwin.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
@@ -49,6 +53,7 @@ from dratwin.api.validation_claims import validate_claim_spec, validate_device_c
 from dratwin.api.validation_core import validate_labels_and_annotations, validate_metadata, validate_pod_spec
 from dratwin.api.validation_formats import close_match, did_you_mean, dns_label, dns_subdomain
 from dratwin.api.validation_gates import check_claim_gates, check_class_gates, check_slice_gates
+from dratwin.api.validation_karpenter import check_karpenter_references, moved_field_hint, validate_karpenter_object
 from dratwin.api.validation_pools import check_pools
 from dratwin.api.validation_refs import Checked, check_references
 from dratwin.api.validation_slices import validate_slice_spec
@@ -88,6 +93,7 @@ def validate_objects(
             checked.append(item)
     check_references(checked)
     check_pools(checked)
+    check_karpenter_references(checked)
     order = {path: i for i, path in reversed(list(enumerate(o.source.path for o in objects)))}
     return sorted(problems, key=lambda p: (order.get(p.file, len(order)), p.line))
 
@@ -148,6 +154,9 @@ def _check_typed(item: Checked, ctx: Context) -> None:
         validate_metadata(rep, value.metadata, namespaced=False, check=dns_label)
     elif isinstance(value, Node):
         validate_metadata(rep, value.metadata, namespaced=False, check=dns_subdomain)
+    elif isinstance(value, NodePool | NodeClaim | EC2NodeClass):
+        validate_metadata(rep, value.metadata, namespaced=False)
+        validate_karpenter_object(rep, value)
 
 
 def _report_unknown_fields(item: Checked) -> None:
@@ -168,8 +177,9 @@ def _report_unknown_fields(item: Checked) -> None:
             item.rep.add(ProblemKind.UNKNOWN_FIELD, path, "resource.k8s.io/v1 devices have no `basic`",
                          hint="move the fields inside `basic` up one level (the v1beta1 layout)")
         else:
+            hint = moved_field_hint(item.kind, path) or did_you_mean(name, known) or f"fields here: {', '.join(known)}"
             item.rep.add(ProblemKind.UNKNOWN_FIELD, path, "the API has no such field here, the API server rejects "
-                         "it", hint=did_you_mean(name, known) or f"fields here: {', '.join(known)}")
+                         "it", hint=hint)
 
 
 def _value_at(obj: LoadedObject, path: tuple[str | int, ...]) -> object:
