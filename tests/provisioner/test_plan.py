@@ -227,3 +227,18 @@ def test_cli_plan_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert node["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "g4dn.8xlarge"
     claim = next(d for d in docs if d["kind"] == "ResourceClaim")
     assert len(claim["status"]["allocation"]["devices"]["results"]) == 2
+
+
+def test_plan_reports_consolidation_of_existing_karpenter_nodes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    existing = tmp_path / "existing.yaml"
+    assert main(["cluster", "generate", "-t", "g5.xlarge=2", "--nodepool", "gpu", "--name-prefix", "gpu"]) == 0
+    existing.write_text(capsys.readouterr().out)
+    pools = tmp_path / "pools.yaml"
+    pools.write_text(yaml.safe_dump(nodepool()))
+    assert main(["plan", "-f", str(CLASSES), "-f", str(pools), "--existing", str(existing)]) == 0
+    out = capsys.readouterr().out
+    assert "0 node(s) to launch, $0.0000/hour" in out
+    assert "CONSOLIDATION (saves $1.0060/hour)" in out
+    assert "delete gpu-1 (g5.xlarge, $1.01/h): empty" in out

@@ -58,6 +58,7 @@ class SliceIndex:
         self.by_node: dict[str, list[ResourceSlice]] = {}
         self.shared: list[ResourceSlice] = []
         self.by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
+        self.pools_cache: dict[tuple[str, Features], list[Pool]] = {}
         for resource_slice in self.slices:
             spec = resource_slice.spec
             self.by_pool.setdefault((spec.driver, spec.pool.name), []).append(resource_slice)
@@ -74,6 +75,10 @@ def gather_pools(index: SliceIndex | Sequence[ResourceSlice], node: Node, featur
     """The pools that provide devices for ``node``, in the order the allocator searches them."""
     if not isinstance(index, SliceIndex):
         index = SliceIndex(index)
+    key = (node.metadata.name, features)
+    cached = index.pools_cache.get(key)
+    if cached is not None:
+        return cached  # the slices of an index never change, and a node's pools depend on nothing else
     pools: dict[tuple[str, str], Pool] = {}
     for resource_slice in index.for_node(node.metadata.name):
         if _is_relevant(resource_slice, node, features):
@@ -84,7 +89,8 @@ def gather_pools(index: SliceIndex | Sequence[ResourceSlice], node: Node, featur
             if not pool.incomplete:
                 _check_validity(pool, features)  # Only complete pools are judged, like upstream.
             result.append(pool)
-    return sort_pools(result)
+    index.pools_cache[key] = sort_pools(result)
+    return index.pools_cache[key]
 
 
 def sort_pools(pools: list[Pool]) -> list[Pool]:

@@ -219,6 +219,10 @@ class Search:
         return result
 
     def _capacity_fits(self, request: RequestView, device: Device, device_id: DeviceID) -> bool:
+        if request.capacity_requests is None and not device.allow_multiple_allocations:
+            # An exclusive device asked for nothing in particular: it takes its whole capacity, which always
+            # fits (request policies need allowMultipleAllocations), so skip the arithmetic.
+            return True
         fits = cap.request_fits(
             request.capacity_requests,
             device.capacity,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from datetime import UTC, datetime
 
 from dratwin.allocator import Features
 from dratwin.api.loader import load_paths
@@ -37,22 +38,50 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_file_arguments(parser)
-    parser.add_argument("--existing", action="append", default=[], metavar="PATH",
-                        help="the existing cluster (Nodes, ResourceSlices, bound pods, claims); repeatable")
-    parser.add_argument("--auto-mode", action="store_true",
-                        help="EKS Auto Mode: built-in NVIDIA and EFA DRA drivers, each node's device-manager role "
-                        "chosen at launch from its pods and kept for life")
+    parser.add_argument(
+        "--existing",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="the existing cluster (Nodes, ResourceSlices, bound pods, claims); repeatable",
+    )
+    parser.add_argument(
+        "--auto-mode",
+        action="store_true",
+        help="EKS Auto Mode: built-in NVIDIA and EFA DRA drivers, each node's device-manager role "
+        "chosen at launch from its pods and kept for life",
+    )
+    parser.add_argument(
+        "--now",
+        type=_timestamp,
+        default=None,
+        metavar="RFC3339",
+        help="the time disruption budget schedules and consolidateAfter are judged at "
+        "(default: budgets active, consolidateAfter elapsed)",
+    )
     parser.add_argument("--feature-gates", default="", metavar="GATE=BOOL,...")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-o", "--output", choices=("table", "yaml", "json"), default="table")
     parser.set_defaults(handler=run)
 
 
+def _timestamp(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an RFC 3339 time, e.g. 2026-11-30T14:00:00Z") from error
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
 def run(args: argparse.Namespace) -> int:
     features = Features.from_gates(args.feature_gates)
     objects = load_paths([*args.existing, *args.paths], args.recursive)
-    report = plan(objects, features, PlanOptions(seed=args.seed, auto_mode=args.auto_mode),
-                  compiler=SelectorCompiler(list_type_attributes=features.list_type_attributes))
+    report = plan(
+        objects,
+        features,
+        PlanOptions(seed=args.seed, auto_mode=args.auto_mode, now=args.now),
+        compiler=SelectorCompiler(list_type_attributes=features.list_type_attributes),
+    )
     if args.output == "yaml":
         print(render_yaml(report), end="")
     elif args.output == "json":

@@ -43,9 +43,12 @@ class Template:
 
     allocatable: dict[str, int] = field(init=False)
 
+    device_count: int = field(init=False)
+
     def __post_init__(self) -> None:
         self.index = SliceIndex(self.slices)
         self.allocatable = node_allocatable(self.node)
+        self.device_count = sum(len(s.spec.devices) for s in self.slices)
 
     @property
     def has_dra_devices(self) -> bool:

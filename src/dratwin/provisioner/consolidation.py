@@ -6,8 +6,9 @@ The disruption controller of kubernetes-sigs/karpenter (core v1.14, ``pkg/contro
 its methods in order and acts on the first that finds something: Emptiness, (Drift, not modelled here),
 multi-node consolidation, single-node consolidation. A command marks its nodes for deletion; the next pass
 runs while they are still in flight, so they count against the NodePools' disruption budgets. The plan
-here repeats passes until none finds anything: its actions are the commands Karpenter would issue, in
-order, before the first of them completes.
+here repeats passes until none finds anything. Each pass sees the cluster as the earlier commands leave
+it (their nodes gone, their pods where Karpenter's simulation put them, which counts as a pod event on
+those nodes), while their nodes still count against the budgets, as in flight.
 
 * **Candidates** (``NewCandidate``, ``StateNode.ValidateNodeDisruptable``, ``ValidatePodsDisruptable``):
   nodes with the ``karpenter.sh/nodepool`` label whose NodePool is known, initialized, not being deleted,
@@ -15,9 +16,9 @@ order, before the first of them completes.
   (``"true"``, or a duration not yet elapsed since the pod started). Static NodePools (``spec.replicas``)
   and ``consolidateAfter: Never`` are left alone; a node is consolidatable once ``consolidateAfter`` has
   passed since its last pod event. Its price is its instance type's offering in its zone and capacity type.
-* **Emptiness** (``emptiness.go``): every candidate whose reschedulable pods (not DaemonSet, not mirror, not
-  terminal) all have a non-positive eviction cost is deleted in one command, budgets permitting; it runs
-  for every consolidation policy.
+* **Emptiness** (``emptiness.go``): every empty candidate (no reschedulable pod, i.e. none but DaemonSet,
+  mirror or finished pods; strictly, none with a positive eviction cost) is deleted in one command,
+  budgets permitting; it runs for every consolidation policy.
 * **Consolidation** (``consolidation.go`` ``computeConsolidation``, ``helpers.go`` ``SimulateScheduling``):
   the candidates' pods (with the provisionable pending pods of the cluster) are simulated, largest first:
   first fit on the other nodes (initialized ones first, by name; the twin's scheduler filters and the DRA
@@ -54,7 +55,7 @@ import dataclasses
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -456,6 +457,9 @@ class _World:
     budget_nodes: dict[str, _BudgetNode]
     planned: set[str] = field(default_factory=set)  # nodes of earlier commands, still in flight
     touched: set[str] = field(default_factory=set)  # nodes that received pods: their last pod event is now
+    # (pod shape, node) -> did the filters pass, for nodes a simulation has not changed: valid until the
+    # next command changes the state (simulations of one pass try the same pods on the same nodes).
+    fits: dict[tuple[bytes, str], bool] = field(default_factory=dict)
 
 
 @dataclass
@@ -841,9 +845,13 @@ def _compute(ctx: _Context, world: _World, candidates: list[_Candidate], method:
         return None, f"filtering by price: {problem}"
     if not kept:
         cheapest = options[0]
+        unpriced = [c for c in candidates if not c.priced]
+        why = "".join(
+            f"; {c.name}: no {c.capacity_type or '?'} price for {c.instance_type} in {c.zone or '?'}" for c in unpriced
+        )
         return None, (
             f"can't replace with a cheaper node: the cheapest type its pods fit on is "
-            f"{cheapest.instance_type.name} ({_money(_launch_price(cheapest))}/h), not below {_money(price)}/h"
+            f"{cheapest.instance_type.name} ({_money(_launch_price(cheapest))}/h), not below {_money(price)}/h{why}"
         )
     command.replacement, command.options = claim, kept
     return command, ""
@@ -953,10 +961,19 @@ def _simulate(ctx: _Context, world: _World, candidates: list[_Candidate]) -> _Si
     order = sorted(sim.nodes.values(), key=lambda n: (not _initialized(n), n.name))
     simulation = _Simulation({}, [], {}, {})
     leftovers = []
+
+    def unchanged(node: NodeInfo) -> bool:
+        before = world.state.nodes.get(node.name)
+        return (
+            before is not None
+            and before.generation == node.generation
+            and sim.dra_global_version == world.state.dra_global_version
+        )
+
+    usable = {flag: [n for n in order if _destination_ok(ctx, world, sim, n, flag)] for flag in (True, False)}
     for info in moving:
         candidate_pod = info.key in from_candidates
-        usable = [n for n in order if _destination_ok(ctx, world, sim, n, candidate_pod)]
-        placement = _first_fit(profile, binder, info, usable)
+        placement = _first_fit(profile, binder, info, usable[candidate_pod], (_shape(sim, info), world.fits, unchanged))
         if placement is None:
             leftovers.append(info)
         elif candidate_pod:
@@ -986,15 +1003,30 @@ def _simulate(ctx: _Context, world: _World, candidates: list[_Candidate]) -> _Si
     return simulation
 
 
-def _first_fit(profile: Profile, binder: StateBinder, info: PodInfo, nodes: list[NodeInfo]) -> _Placement | None:
+def _first_fit(
+    profile: Profile,
+    binder: StateBinder,
+    info: PodInfo,
+    nodes: list[NodeInfo],
+    cache: tuple[bytes, dict[tuple[bytes, str], bool], Callable[[NodeInfo], bool]],
+) -> _Placement | None:
     """Karpenter's ``addToExistingNode``: the first node (in its order) the pod fits, judged by the twin's
-    scheduler filters and DRA allocator; the pod is bound there, its claims allocated."""
+    scheduler filters and DRA allocator; the pod is bound there, its claims allocated. ``cache``: the pod's
+    shape, the known verdicts, and whether a node is as the verdicts found it."""
+    shape, verdicts, unchanged = cache
     state = CycleState()
     for plugin in profile.pre_filters:
         if not plugin.pre_filter(state, info, nodes).ok:
             return None
     for node in nodes:
-        if not all(plugin.filter(state, info, node).ok for plugin in profile.filters):
+        key = (shape, node.name)
+        reusable = unchanged(node)
+        if reusable and verdicts.get(key) is False:
+            continue
+        fits = all(plugin.filter(state, info, node).ok for plugin in profile.filters)
+        if reusable:
+            verdicts[key] = fits
+        if not fits:
             continue
         dra = profile.dra
         placement = _Placement(
@@ -1007,6 +1039,17 @@ def _first_fit(profile: Profile, binder: StateBinder, info: PodInfo, nodes: list
         _bind(binder, info, placement)
         return placement
     return None
+
+
+def _shape(sim: ClusterState, info: PodInfo) -> bytes:
+    """What the filters read of a pod: its spec, and its claims' specs and allocations (not their names, so
+    that the pods of one workload share a shape)."""
+    claims: list[Any] = []
+    for key in _claim_keys(info.pod, extended=True):
+        record = sim.claims.get(key)
+        claims.append([record.claim.spec, record.claim.status.allocation] if record is not None else key)
+    spec = msgspec.structs.replace(info.pod.spec, resource_claims=[], node_name="")
+    return msgspec.json.encode([spec, claims])
 
 
 def _bind(binder: StateBinder, info: PodInfo, placement: _Placement) -> None:
@@ -1174,6 +1217,7 @@ def _apply(world: _World, command: _Command) -> None:
         del state.pods[key]  # on the replacement, or back to the scheduler (pods of an "empty" node)
     world.state = state
     world.planned.update(names)
+    world.fits.clear()
 
 
 def _describe(command: _Command) -> Action:

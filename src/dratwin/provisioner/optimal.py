@@ -15,23 +15,35 @@ and the free capacity of the cluster into :class:`ExistingNode`, then calls :fun
 Dimensions are free-form names (``cpu`` in millicores, ``memory`` in bytes, ``pods``, extended resources,
 ``device:<class>`` = number of devices of that class); a dimension that a capacity does not name is 0 there.
 
-The model (exact, unlike an aggregated "Σ requests ≤ Σ capacity" per option, which is wrong for bin packing):
-for every option ``o`` node slots ``k = 1..U_o`` with a binary ``y[o,k]`` (slot launched), integer
-``x[g,o,k]`` (pods of group ``g`` on that slot), one capacity row per dimension and slot, symmetry breaking
-``y[o,k] ≥ y[o,k+1]``, existing nodes as free slots, NodePool-style limits as linear rows over the summed
-capacity of launched slots, and (only when a heuristic could not place every pod) integer ``u[g]`` for
-unplaced pods with a penalty larger than any fleet's cost, so that the model is always feasible and the
-optimum places as many pods as possible, then minimises Σ price·y.
+Aggregating per option ("Σ requests ≤ Σ capacity of the option's nodes") is not exact for bin packing: the
+free capacity left on many nodes is pooled into pods that fit no single node. Both models here are per node:
 
-Model size is kept in check by grouping identical pods (integer ``x``, not one per pod), by dropping
-dominated options (another option at most as expensive with at least the capacity, fits and limit usage),
-and by capping ``U_o`` with what an optimal fleet can need: at most ``max_count``, what the limits allow,
-the first-fit-decreasing bin count of every pod that fits ``o`` packed on ``o`` alone (an optimal fleet's
-pods on ``o`` could be repacked into that many), and ``cost(best heuristic fleet) / price_o``.
+1. **Pattern form** (Dantzig–Wolfe of the per-node model). A pattern is how many pods of each group one node
+   of an option carries; integer ``λ[o,p]`` nodes are launched with it. Column generation solves its LP
+   relaxation (pricing: per option, the most valuable pattern under the demand duals, a small knapsack MILP,
+   greedy first) and gives the lower bound, valid at every round priced exactly for every option
+   (``z_LP + Σ_o U_o·min(0, least reduced cost of o)``). The integer program over the generated patterns then
+   gives a fleet, node by node. When its cost meets the bound (within ``rel_gap``) it is proved optimal.
+2. **Compact per-node model**, run only if step 1 proved nothing and it has at most ``max_columns`` columns:
+   for every option ``o`` node slots ``k = 1..U_o`` with binary ``y[o,k]``, integer ``x[g,o,k]`` (pods of
+   group ``g`` on the slot), a capacity row per slot and dimension, symmetry breaking ``y[o,k] ≥ y[o,k+1]``,
+   existing nodes as free slots. HiGHS's branch and bound proves optimality on small instances.
 
-:func:`first_fit_decreasing` is the quick feasible fleet used to size ``U_o``, as the solver's starting
-incumbent, and as the answer when highspy is not installed, the MILP is cut off, or its result fails
-:func:`verify_fleet`. Every fleet returned has been checked by :func:`verify_fleet`.
+Both have existing nodes as free capacity, NodePool-style limits as rows over the summed ``limit_capacity`` of
+launched nodes, ``max_count`` and, only when first fit could not place every pod, integer ``u[g]`` unplaced
+pods with a penalty larger than any fleet's cost: the models are always feasible and place as many pods as
+possible, then minimise Σ price.
+
+Model size is kept in check by grouping identical pods (integer counts, not one variable per pod), by
+dropping dominated options (another option without ``max_count``, at most as expensive, with at least the
+capacity, the groups and no more limit usage), and by capping ``U_o`` by what an optimal fleet can need: at
+most ``max_count`` and what the limits allow, the first-fit-decreasing count of nodes of ``o`` alone that hold
+every pod allowed on ``o`` (an optimal fleet's pods on ``o`` can be repacked into that many), and
+``cost(best fleet) / price_o``.
+
+:func:`first_fit_decreasing` is the quick feasible fleet that sizes ``U_o``, the incumbent the solvers must
+beat, and the answer when highspy is not installed or time runs out first. Every fleet returned has passed
+:func:`verify_fleet`.
 """
 
 from __future__ import annotations
@@ -68,11 +80,10 @@ __all__ = [
 Status = Literal["optimal", "feasible", "infeasible", "time_limit"]
 DEFAULT_TIME_LIMIT = 10.0
 DEFAULT_REL_GAP = 1e-4
-DEFAULT_MAX_COLUMNS = 200_000
+DEFAULT_MAX_COLUMNS = 20_000
 _CG_SHARE = 0.5  # of the time left, for column generation
 _MASTER_SHARE = 0.5  # of the time then left, for the integer master
 _SLOT_SEP = "#"
-_WARM = True
 
 
 class FleetInputError(DratwinError, ValueError):
@@ -737,6 +748,10 @@ class _Run:
     seconds: float
 
 
+def _eps(value: float) -> float:
+    return 1e-9 * max(1.0, abs(value))
+
+
 def _gcd(values: Iterable[int]) -> int:
     g = 0
     for v in values:
@@ -793,18 +808,13 @@ class _Model:
                 np.array(self.value),
             )
 
-    def run(self, time_limit: float, rel_gap: float, start: list[float] | None) -> _Run:
-        import numpy as np
-
+    def run(self, time_limit: float, rel_gap: float) -> _Run:
         began = time.perf_counter()
         h = _new_highs()
         h.setOptionValue("time_limit", max(time_limit, 1e-3))
         h.setOptionValue("mip_rel_gap", rel_gap)
         h.setOptionValue("random_seed", 0)
         self.load(h)
-        if start is not None:
-            n = len(self.cost)
-            h.setSolution(n, np.arange(n, dtype=np.int32), np.array(start))
         h.run()
         return _read_run(h, began)
 
@@ -1041,7 +1051,6 @@ class _Patterns:
                 self.u[gi] = self._add_column(form.penalty, self.inf, [(self.demand[gi], 1.0)], None)
         for o, counts in start.new_nodes:
             self.add_pattern(o, counts)
-        self.start = self._vector(start)
         self.pricers = {o: self._pricer(o) for o in bounds}
 
     def _add_column(
@@ -1102,18 +1111,6 @@ class _Patterns:
         del np
         return h
 
-    def _vector(self, packing: _Packing) -> list[float]:
-        vec = [0.0] * len(self.columns)
-        index = {key: j for j, key in enumerate(self.columns) if key is not None}
-        for o, counts in packing.new_nodes:
-            vec[index[o, tuple(sorted((gi, n) for gi, n in counts.items() if n))]] += 1.0
-        for ei, counts in enumerate(packing.on_existing):
-            for gi, c in counts.items():
-                vec[self.xe[gi, ei]] = float(c)
-        for gi, c in packing.unplaced.items():
-            vec[self.u[gi]] = float(c)
-        return vec
-
     def _greedy(self, o: int, duals: Sequence[float]) -> tuple[float, dict[int, int]]:
         prob = self.form.prob
         cap = prob.cap[o]
@@ -1168,7 +1165,6 @@ class _Patterns:
 
         optimal = highspy.HighsModelStatus.kOptimal
         h = self.h
-        prob = self.form.prob
         lower = -math.inf
         rounds = 0
         while True:
@@ -1182,29 +1178,31 @@ class _Patterns:
             rounds += 1
             z = h.getInfo().objective_function_value
             duals = h.getSolution().row_dual
+            const = {o: self._launch_cost(o, duals) for o in self.bounds}
+            # greedy pricing first; the exact pricing MILPs (about 10 ms each) only when it finds nothing
             added = 0
-            exact_everywhere = True
+            for o in self.bounds:
+                value, counts = self._greedy(o, duals)
+                if const[o] - value < -_eps(const[o]) and self.add_pattern(o, counts):
+                    added += 1
+            if added:
+                continue
             lagrangian = 0.0
             for o in self.bounds:
-                const = prob.options[o].price_per_hour
-                const -= sum(v * duals[r] for r, v in self._entries(o, {}))
-                eps = 1e-9 * max(1.0, abs(const))
-                value, counts = self._greedy(o, duals)
-                if const - value < -eps and self.add_pattern(o, counts):
-                    added += 1
-                    exact_everywhere = False
-                    continue
                 left = deadline - time.perf_counter()
                 if left <= 0:
                     return (lower, False, rounds)
                 found, bound, counts = self._exact(o, duals, left)
-                if const - found < -eps and self.add_pattern(o, counts):
+                if const[o] - found < -_eps(const[o]) and self.add_pattern(o, counts):
                     added += 1
-                lagrangian += self.bounds[o] * min(0.0, const - bound)
-            if exact_everywhere:
-                lower = max(lower, z + lagrangian)
+                lagrangian += self.bounds[o] * min(0.0, const[o] - bound)
+            lower = max(lower, z + lagrangian)
             if not added:
-                return (max(lower, z) if exact_everywhere else lower, exact_everywhere, rounds)
+                return (max(lower, z), True, rounds)
+
+    def _launch_cost(self, o: int, duals: Sequence[float]) -> float:
+        """Price of a node of ``o`` less the duals of the max_count and limit rows it is counted in."""
+        return self.form.prob.options[o].price_per_hour - sum(v * duals[r] for r, v in self._entries(o, {}))
 
     def integer_master(self, time_limit: float, rel_gap: float) -> tuple[_Packing | None, _Run]:
         """The integer program over the generated patterns (a restriction: its fleet is feasible, its bound is not
@@ -1212,7 +1210,9 @@ class _Patterns:
         import highspy
 
         np = self.np
-        # a fresh HiGHS: re-solving the column generation's LP object as a MIP returned stale values
+        # No MIP start (setSolution) here or in the per-node model: with presolve on, HiGHS 1.16 took a start as
+        # optimal with a wrong objective (the presolve offset lost) on this very model. The caller keeps the
+        # better of the heuristic's fleet and the solver's instead.
         h = _new_highs()
         h.setOptionValue("time_limit", max(time_limit, 1e-3))
         h.setOptionValue("mip_rel_gap", rel_gap)
@@ -1239,8 +1239,6 @@ class _Patterns:
         )
         integer = np.full(n, highspy.HighsVarType.kInteger.value, dtype=np.uint8)
         h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), integer)
-        start = self.start + [0.0] * (n - len(self.start))
-        if _WARM: h.setSolution(n, np.arange(n, dtype=np.int32), np.array(start))
         began = time.perf_counter()
         h.run()
         run = _read_run(h, began)
@@ -1316,23 +1314,6 @@ class _PerNode:
                 if k + 1 < slots:
                     m.row(-math.inf, 0.0, [(self.y[o, k + 1], 1.0), (yk, -1.0)])
         form.add_existing_rows(m, self.xe)
-        self.start = self._vector(start)
-
-    def _vector(self, packing: _Packing) -> list[float]:
-        vec = [0.0] * len(self.m.cost)
-        next_slot: dict[int, int] = {}
-        for o, counts in packing.new_nodes:
-            k = next_slot.get(o, 0)
-            next_slot[o] = k + 1
-            vec[self.y[o, k]] = 1.0
-            for gi, c in counts.items():
-                vec[self.x[gi, o, k]] = float(c)
-        for ei, counts in enumerate(packing.on_existing):
-            for gi, c in counts.items():
-                vec[self.xe[gi, ei]] = float(c)
-        for gi, c in packing.unplaced.items():
-            vec[self.u[gi]] = float(c)
-        return vec
 
     def read(self, values: list[float]) -> _Packing | None:
         """The fleet in the solution, or None when rounding does not give back every pod exactly."""
@@ -1400,8 +1381,9 @@ def solve_optimal(
     ``limits`` bound the summed ``limit_capacity`` of all launched nodes, ``pool_limits[pool]`` that of the
     nodes of options with that ``pool`` (like a NodePool's ``spec.limits``: subtract what the pool's
     existing nodes already count). ``time_limit`` (seconds) covers everything; ``rel_gap`` is the relative
-    gap at which a fleet counts as optimal (0: exact); a per-node model over ``max_columns`` columns is
-    not built (the fleet then comes from the aggregated relaxation, with its bound).
+    gap (on the cost) at which a fleet counts as optimal (0: exact); the compact per-node model is not built
+    when it would have more than ``max_columns`` columns (the fleet then comes from the pattern form, with its
+    bound, and status ``feasible`` unless it is proved).
     """
     started = time.perf_counter()
     deadline = started + time_limit
@@ -1422,8 +1404,9 @@ def solve_optimal(
     dual = -math.inf  # lower bound on the penalised objective
     proved = timed_out = False
 
-    def tolerance(objective: float) -> float:
-        return 1e-6 + rel_gap * abs(objective)
+    def meets_bound(packing: _Packing) -> bool:
+        # the gap is measured on the cost, also when the penalised objective carries unplaced pods
+        return form.objective(packing) <= dual + 1e-6 + rel_gap * packing.cost(prob)
 
     # 1. the pattern form: column generation for the bound, then the integer master for a fleet
     remaining = deadline - time.perf_counter()
@@ -1433,8 +1416,8 @@ def solve_optimal(
         bound, converged, rounds = patterns.column_generation(began + remaining * _CG_SHARE)
         dual = max(dual, bound)
         notes.append(
-            f"column generation: {rounds} rounds, {len(patterns.seen)} patterns in {time.perf_counter() - began:.2f}s, "
-            + (f"bound {bound:.6g}" if converged else f"stopped (bound {bound:.6g})")
+            f"column generation: {rounds} rounds, {len(patterns.seen)} patterns, "
+            f"{time.perf_counter() - began:.2f}s, {'converged' if converged else 'stopped'}, bound {bound:.6g}"
         )
         remaining = deadline - time.perf_counter()
         if remaining > 0:
@@ -1442,10 +1425,10 @@ def solve_optimal(
             timed_out |= run.timed_out
             if found is not None and found.key(prob) < best.key(prob):
                 best = found
-            notes.append(f"integer master: {run.status_text} in {run.seconds:.2f}s, {run.nodes} branch-and-bound nodes")
+            notes.append(f"integer master: {run.status_text} in {run.seconds:.2f}s, {run.nodes} B&B nodes")
         else:
             timed_out = True
-        proved = form.objective(best) <= dual + tolerance(form.objective(best))
+        proved = meets_bound(best)
     # 2. the compact per-node model, started from the best fleet so far
     remaining = deadline - time.perf_counter()
     if not proved and remaining > 0:
@@ -1455,16 +1438,16 @@ def solve_optimal(
             notes.append(f"per-node model not built: {columns} columns > max_columns {max_columns}")
         else:
             exact = _PerNode(form, bounds, best)
-            run = exact.m.run(remaining, rel_gap, exact.start)
+            run = exact.m.run(remaining, rel_gap)
             timed_out |= run.timed_out
             dual = max(dual, run.dual_bound)
             found = exact.read(run.values) if run.values is not None else None
             if found is not None and found.key(prob) < best.key(prob):
                 best = found
-            proved = run.optimal or form.objective(best) <= dual + tolerance(form.objective(best))
+            proved = meets_bound(best)
             notes.append(
                 f"per-node model ({exact.m.size()}, {sum(bounds.values())} slots over {len(bounds)} options): "
-                f"{run.status_text} in {run.seconds:.2f}s, {run.nodes} branch-and-bound nodes"
+                f"{run.status_text} in {run.seconds:.2f}s, {run.nodes} B&B nodes"
             )
     elif not proved:
         timed_out = True

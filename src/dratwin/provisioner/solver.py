@@ -19,9 +19,10 @@ import msgspec
 from dratwin.allocator import AllocatedState, Allocator, Features
 from dratwin.allocator.explain import Explanation, explain
 from dratwin.api.resource import AllocationResult, DeviceClass, ResourceClaim
+from dratwin.catalog import Offering
 from dratwin.cel import CelDevice, SelectorCompiler
 from dratwin.errors import AllocationError
-from dratwin.provisioner.candidates import Template
+from dratwin.provisioner.candidates import ZONE_LABEL, Template
 from dratwin.scheduler.framework import CycleState, NodeInfo, PodInfo, Resources
 from dratwin.scheduler.plugins.node_affinity import NodeAffinity
 from dratwin.scheduler.plugins.node_resources import fits_request
@@ -51,6 +52,18 @@ class PodToPlace:
     claim_keys: list[str]
     shape: bytes = b""
 
+    @property
+    def devices_needed(self) -> int:
+        """A lower bound of the devices its claims take (ExactCount counts; the smallest subrequest)."""
+        total = 0
+        for claim in self.claims:
+            for request in claim.spec.devices.requests:
+                if request.exactly is not None:
+                    total += request.exactly.count or 1 if request.exactly.allocation_mode != "All" else 1
+                elif request.first_available:
+                    total += min((s.count or 1) for s in request.first_available)
+        return total
+
 
 @dataclass
 class PlannedClaim:
@@ -64,9 +77,22 @@ class PlannedClaim:
     held: dict[str, AllocatedState] = field(default_factory=dict)  # per type: devices taken so far
     allocations: dict[str, dict[str, AllocationResult]] = field(default_factory=dict)  # type -> claim -> result
     refused_shapes: set[bytes] = field(default_factory=set)
+    zones: frozenset[str] | None = None  # the zones its pods allow (None: any)
 
     def chosen(self) -> Template:
-        return min(self.options, key=_price_order)
+        return min(self.options, key=self._price)
+
+    def offering(self) -> Offering | None:
+        """The cheapest offering of the chosen type in a zone all its pods allow."""
+        return self._cheapest(self.chosen())
+
+    def _cheapest(self, template: Template) -> Offering | None:
+        allowed = [o for o in template.offerings if self.zones is None or o.zone in self.zones]
+        return min(allowed, key=lambda o: (o.price, o.zone, o.capacity_type), default=None)
+
+    def _price(self, template: Template) -> tuple[float, str]:
+        offering = self._cheapest(template)
+        return (offering.price if offering is not None else float("inf"), template.instance_type.name)
 
 
 @dataclass(frozen=True)
@@ -90,7 +116,7 @@ class Plan:
     def cost_per_hour(self) -> float:
         total = 0.0
         for claim in self.claims:
-            offering = claim.chosen().cheapest
+            offering = claim.offering()
             total += offering.price if offering is not None else 0.0
         return total
 
@@ -112,7 +138,7 @@ class Solver:
         self.compiler = compiler or SelectorCompiler(list_type_attributes=features.list_type_attributes)
         self.device_views: dict[int, CelDevice] = {}
         self.claims: list[PlannedClaim] = []
-        self._static: dict[tuple[bytes, int], str] = {}
+        self._static: dict[tuple[bytes, int], tuple[str, frozenset[str]]] = {}
         self._empty_fit: dict[tuple[bytes, int], tuple[str, list[AllocationResult]]] = {}
         self._affinity = NodeAffinity()
         self._taints = TaintToleration()
@@ -182,6 +208,8 @@ class Solver:
     def _commit(
         self, claim: PlannedClaim, pod: PodToPlace, kept: list[tuple[Template, list[AllocationResult]]]
     ) -> None:
+        allowed = frozenset().union(*(self._static[(pod.shape, id(t))][1] for t, _ in kept))
+        claim.zones = allowed if claim.zones is None else claim.zones & allowed
         claim.options = [t for t, _ in kept]
         claim.pods.append(pod)
         claim.refused_shapes.clear()
@@ -206,8 +234,11 @@ class Solver:
         static = self._static.get(key)
         if static is None:
             static = self._static[key] = self._static_fit(template, pod)
-        if static:
-            return static, []
+        reason, zones = static
+        if reason:
+            return reason, []
+        if claim.zones is not None and not zones & claim.zones:
+            return "no zone that both this pod and the NodeClaim's other pods allow", []
         allocatable = template.allocatable
         requested = claim.requested
         for name, amount in pod.info.requests.items():
@@ -224,14 +255,28 @@ class Solver:
             return cached
         return self._devices(claim, template, pod)
 
-    def _static_fit(self, template: Template, pod: PodToPlace) -> str:
+    def _static_fit(self, template: Template, pod: PodToPlace) -> tuple[str, frozenset[str]]:
+        """Taints, and node affinity in each zone the type is offered in: the reason it fails everywhere,
+        or the zones where it passes (a NodeClaim's zone is decided by its pods)."""
         node = template.node_info()
         state = CycleState()
-        for plugin in (self._taints, self._affinity):
-            status = plugin.filter(state, pod.info, node)
-            if not status.ok:
-                return "; ".join(status.reasons)
-        return ""
+        status = self._taints.filter(state, pod.info, node)
+        if not status.ok:
+            return "; ".join(status.reasons), frozenset()
+        zones = sorted({o.zone for o in template.offerings})
+        passing: set[str] = set()
+        failure = ""
+        for zone in zones:
+            node.node.metadata.labels[ZONE_LABEL] = zone
+            status = self._affinity.filter(state, pod.info, node)
+            if status.ok:
+                passing.add(zone)
+            else:
+                failure = "; ".join(status.reasons)
+        cheapest = template.cheapest
+        if cheapest is not None:
+            node.node.metadata.labels[ZONE_LABEL] = cheapest.zone
+        return ("" if passing else failure or "no zone is offered"), frozenset(passing)
 
     def _resource_reason(self, claim: PlannedClaim, template: Template, pod: PodToPlace) -> str:
         node = NodeInfo(template.node, template.allocatable, dict(claim.requested))
@@ -243,12 +288,16 @@ class Solver:
         if not template.has_dra_devices:
             return "the instance type has no DRA device metadata (no device would be published)", []
         state = claim.held.get(template.instance_type.name) or AllocatedState()
+        if template.device_count - len(state.exclusive) < pod.devices_needed:
+            return "DRA: not enough free devices left on this NodeClaim", []  # a cheap bound before the search
         allocator = Allocator(self.features, self.classes, template.index, state, self.compiler, self.device_views)
         try:
             outcome = allocator.allocate(template.node, pod.claims)
         except AllocationError as error:
             return f"DRA: {error}", []
         if outcome.results is None:
+            if claim.pods:
+                return "DRA: the devices left on this NodeClaim do not fit the pod", []  # only ever compared
             found = explain(allocator, template.node, pod.claims)
             if not any(r.short for r in found.requests) and any(c.spec.devices.constraints for c in pod.claims):
                 return "DRA: enough devices, but none of their combinations satisfies the claim's constraints", []

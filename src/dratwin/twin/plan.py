@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from dratwin.allocator import Features
@@ -28,6 +29,7 @@ from dratwin.provisioner.candidates import (
     build_template,
     requirement_selector,
 )
+from dratwin.provisioner.consolidation import ConsolidationPlan, consolidate
 from dratwin.provisioner.solver import ANY_POOL, Plan, PodToPlace, Pool, Solver, TypeRejection, Unplaced
 from dratwin.twin.build import LoadedCluster, load_cluster
 from dratwin.twin.schedule import Options, ScheduleReport, schedule
@@ -41,6 +43,7 @@ class PlanOptions:
     dra: bool = True  # Karpenter with DRA support on (settings.enableDRA)
     zones: tuple[str, ...] = DEFAULT_ZONES
     auto_mode: bool = False  # EKS Auto Mode instead of self-managed Karpenter
+    now: datetime | None = None  # for disruption budget schedules and consolidateAfter (None: always due)
 
 
 @dataclass
@@ -49,6 +52,7 @@ class PlanReport:
     plan: Plan
     pools: list[Pool]
     notes: list[str] = field(default_factory=list)
+    consolidation: ConsolidationPlan | None = None
 
 
 class PlanError(DratwinError):
@@ -78,6 +82,10 @@ def plan(
     result = PlanReport(scheduled, solver.solve(pending), pools)
     result.plan.unplaced += missing_class
     result.notes += _warnings(result, objects, options)
+    if any("karpenter.sh/nodepool" in n.node.metadata.labels for n in loaded.state.nodes.values()):
+        result.consolidation = consolidate(
+            loaded.state, pools, nodepools, features, dict(loaded.state.classes), compiler, options.now
+        )
     if any(
         "DRA: request" in r.reason and "mig" in r.reason
         for u in result.plan.unplaced
@@ -105,11 +113,13 @@ def read_pool(raw: dict[str, Any], catalog: Catalog, loaded: LoadedCluster, opti
         for t in template_spec.get("taints") or []
     ]
     limits = {k: _amount(k, v) for k, v in (spec.get("limits") or {}).items()}
+    used = _pool_usage(name, loaded)
     pool = Pool(
         name,
         int(spec.get("weight") or 0),
         [],
         limits,
+        used,
         min_values={r["key"]: int(r["minValues"]) for r in requirements if r.get("minValues")},
     )
     for instance_type in catalog:
@@ -126,6 +136,17 @@ def read_pool(raw: dict[str, Any], catalog: Catalog, loaded: LoadedCluster, opti
     if not pool.templates:
         raise PlanError(f"NodePool {name}: its requirements allow no instance type of the catalog")
     return pool
+
+
+def _pool_usage(name: str, loaded: LoadedCluster) -> dict[str, int]:
+    """What the NodePool's existing nodes already count against its limits."""
+    used: dict[str, int] = {}
+    for info in loaded.state.nodes.values():
+        if info.node.metadata.labels.get("karpenter.sh/nodepool") != name:
+            continue
+        for key in ("cpu", "memory", "nvidia.com/gpu"):
+            used[key] = used.get(key, 0) + info.allocatable.get(key, 0)
+    return used
 
 
 def _split_missing_classes(

@@ -25,7 +25,7 @@ def render_table(report: PlanReport) -> str:
         rows = [("NODECLAIM", "NODEPOOL", "INSTANCE TYPE", "ZONE", "CAPACITY", "$/HOUR", "PODS")]
         for claim in plan.claims:
             chosen = claim.chosen()
-            offering = chosen.cheapest
+            offering = claim.offering()
             rows.append(
                 (
                     claim.name,
@@ -51,6 +51,12 @@ def render_table(report: PlanReport) -> str:
             more = f" and {len(pods) - 1} more like it" if len(pods) > 1 else ""
             lines.append(f"{pods[0]}{more}:")
             lines += [f"  {line}" for line in why]
+        lines.append("")
+    if report.consolidation is not None:
+        consolidation = report.consolidation
+        lines.append(f"CONSOLIDATION (saves ${consolidation.savings_per_hour:.4f}/hour)")
+        lines += consolidation.lines() or ["nothing to consolidate"]
+        lines += [f"note: {n}" for n in consolidation.notes]
         lines.append("")
     lines += [f"note: {n}" for n in report.notes]
     return "\n".join(lines).rstrip() + "\n"
@@ -94,12 +100,19 @@ def summary(report: PlanReport) -> dict[str, Any]:
             for u in plan.unplaced
         ],
         "notes": report.notes,
+        "consolidation": None
+        if report.consolidation is None
+        else {
+            "savingsPerHour": round(report.consolidation.savings_per_hour, 6),
+            "actions": [a.sentence for a in report.consolidation.actions],
+            "kept": [{"node": n, "reason": r} for n, r in report.consolidation.blocked],
+        },
     }
 
 
 def _claim_summary(claim: PlannedClaim) -> dict[str, Any]:
     chosen = claim.chosen()
-    offering = chosen.cheapest
+    offering = claim.offering()
     return {
         "name": claim.name,
         "nodePool": claim.pool.name,
@@ -125,7 +138,7 @@ def objects(report: PlanReport) -> list[dict[str, Any]]:
         node = {"apiVersion": "v1", "kind": "Node", **msgspec.to_builtins(chosen.node)}
         node["metadata"]["name"] = node_name
         node["metadata"]["labels"]["kubernetes.io/hostname"] = node_name
-        offering = chosen.cheapest
+        offering = claim.offering()
         if offering is not None:
             node["metadata"]["labels"][ZONE_LABEL] = offering.zone
             node["metadata"]["labels"][CAPACITY_TYPE] = offering.capacity_type
@@ -157,7 +170,7 @@ def objects(report: PlanReport) -> list[dict[str, Any]]:
 
 def _node_claim(claim: PlannedClaim, node_name: str) -> dict[str, Any]:
     chosen = claim.chosen()
-    offering = chosen.cheapest
+    offering = claim.offering()
     requests = {k: str(v) if k != "cpu" else f"{v}m" for k, v in claim.requested.items() if v}
     return {
         "apiVersion": "karpenter.sh/v1",
