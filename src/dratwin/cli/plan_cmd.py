@@ -20,6 +20,8 @@ examples:
       pods first go to the existing nodes (as kube-scheduler places them), Karpenter launches for the rest
   dratwin plan -f nodepools.yaml -f workload.yaml -o yaml
       the NodeClaims, Nodes and ResourceSlices they would bring, the bound pods and allocated claims
+  dratwin plan -f nodepools.yaml -f workload.yaml --optimal
+      also the cheapest fleet for the same pods (MILP) and Karpenter's cost over it
 
 Karpenter is modelled with DRA support on (settings.enableDRA: the NVIDIA GPU and DRANET EFA drivers run
 on launched nodes; instance types without Karpenter's device metadata, such as g7e, publish no devices).
@@ -59,6 +61,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="the time disruption budget schedules and consolidateAfter are judged at "
         "(default: budgets active, consolidateAfter elapsed)",
     )
+    parser.add_argument(
+        "--optimal",
+        action="store_true",
+        help="also solve the cost-optimal fleet for the same pods (MILP with HiGHS) and report how far "
+        "Karpenter's choice is from it; the plan itself stays Karpenter's",
+    )
+    parser.add_argument(
+        "--optimal-time-limit",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="stop the MILP after this long and report the best fleet with its lower bound (default 30)",
+    )
     parser.add_argument("--feature-gates", default="", metavar="GATE=BOOL,...")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-o", "--output", choices=("table", "yaml", "json"), default="table")
@@ -79,7 +94,12 @@ def run(args: argparse.Namespace) -> int:
     report = plan(
         objects,
         features,
-        PlanOptions(seed=args.seed, auto_mode=args.auto_mode, now=args.now),
+        PlanOptions(
+            seed=args.seed,
+            auto_mode=args.auto_mode,
+            now=args.now,
+            optimal_time_limit=args.optimal_time_limit if args.optimal else None,
+        ),
         compiler=SelectorCompiler(list_type_attributes=features.list_type_attributes),
     )
     if args.output == "yaml":

@@ -32,6 +32,7 @@ from dratwin.provisioner.candidates import (
 from dratwin.provisioner.consolidation import ConsolidationPlan, consolidate
 from dratwin.provisioner.solver import ANY_POOL, Plan, PodToPlace, Pool, Solver, TypeRejection, Unplaced
 from dratwin.twin.build import LoadedCluster, load_cluster
+from dratwin.twin.optimal import OptimalComparison, optimal_fleet
 from dratwin.twin.schedule import Options, ScheduleReport, schedule
 
 OFFERING_KEYS = (ZONE_LABEL, CAPACITY_TYPE)
@@ -44,6 +45,7 @@ class PlanOptions:
     zones: tuple[str, ...] = DEFAULT_ZONES
     auto_mode: bool = False  # EKS Auto Mode instead of self-managed Karpenter
     now: datetime | None = None  # for disruption budget schedules and consolidateAfter (None: always due)
+    optimal_time_limit: float | None = None  # also solve the cost-optimal fleet (MILP), in at most this long
 
 
 @dataclass
@@ -53,6 +55,7 @@ class PlanReport:
     pools: list[Pool]
     notes: list[str] = field(default_factory=list)
     consolidation: ConsolidationPlan | None = None
+    optimal: OptimalComparison | None = None
 
 
 class PlanError(DratwinError):
@@ -79,7 +82,10 @@ def plan(
     pools = [read_pool(raw, catalog, loaded, options) for raw in nodepools]
     pending, missing_class = _split_missing_classes(_pending(scheduled, loaded), loaded, options)
     solver = Solver(pools, features, dict(loaded.state.classes), compiler)
+    headroom = {p.name: {k: v - p.used.get(k, 0) for k, v in p.limits.items()} for p in pools if p.limits}
     result = PlanReport(scheduled, solver.solve(pending), pools)
+    if options.optimal_time_limit is not None:
+        result.optimal = optimal_fleet(solver, pending, result.plan.cost_per_hour, headroom, options.optimal_time_limit)
     result.plan.unplaced += missing_class
     result.notes += _warnings(result, objects, options)
     if any("karpenter.sh/nodepool" in n.node.metadata.labels for n in loaded.state.nodes.values()):

@@ -13,6 +13,7 @@ import msgspec
 from dratwin.api.codec import dump_json, dump_yaml
 from dratwin.provisioner.candidates import CAPACITY_TYPE, INSTANCE_TYPE_LABEL, ZONE_LABEL
 from dratwin.provisioner.solver import ANY_POOL, PlannedClaim, Unplaced
+from dratwin.twin.optimal import OptimalComparison
 from dratwin.twin.plan import PlanReport
 
 MAX_TYPES = 6
@@ -57,6 +58,10 @@ def render_table(report: PlanReport) -> str:
         lines.append(f"CONSOLIDATION (saves ${consolidation.savings_per_hour:.4f}/hour)")
         lines += consolidation.lines() or ["nothing to consolidate"]
         lines += [f"note: {n}" for n in consolidation.notes]
+        lines.append("")
+    if report.optimal is not None:
+        lines.append("COMPARED WITH THE COST-OPTIMAL FLEET")
+        lines += report.optimal.lines()
         lines.append("")
     lines += [f"note: {n}" for n in report.notes]
     return "\n".join(lines).rstrip() + "\n"
@@ -107,6 +112,21 @@ def summary(report: PlanReport) -> dict[str, Any]:
             "actions": [a.sentence for a in report.consolidation.actions],
             "kept": [{"node": n, "reason": r} for n, r in report.consolidation.blocked],
         },
+        "optimal": None if report.optimal is None else _optimal_summary(report.optimal),
+    }
+
+
+def _optimal_summary(comparison: OptimalComparison) -> dict[str, Any]:
+    fleet = comparison.fleet
+    return {
+        "status": fleet.status,
+        "costPerHour": round(fleet.cost_per_hour, 6),
+        "lowerBound": round(fleet.lower_bound, 6),
+        "solveSeconds": round(fleet.solve_seconds, 3),
+        "karpenterOverOptimal": round(comparison.ratio, 6),
+        "nodes": dict(sorted(comparison.nodes.items())),
+        "unplaceablePods": sum(fleet.unplaceable.values()),
+        "unverifiedNodes": comparison.unverified,
     }
 
 
