@@ -27,6 +27,7 @@ BENCHMARK_MODULES: dict[str, str] = {
     "cel": "dratwin.benchmarks.cel_bench",
     "allocator": "dratwin.benchmarks.allocator_bench",
     "scheduler": "dratwin.benchmarks.scheduler_bench",
+    "provisioner": "dratwin.benchmarks.provisioner_bench",
 }
 
 DEFAULT_REPEATS = 7
