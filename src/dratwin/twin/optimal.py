@@ -37,14 +37,16 @@ class OptimalComparison:
 
     def lines(self) -> list[str]:
         fleet = self.fleet
-        best = "the optimum" if fleet.status == "optimal" else "the cheapest fleet found"
+        proved = fleet.status in ("optimal", "infeasible")  # infeasible: optimal for the pods that fit at all
+        best = "the optimum" if proved else "the cheapest fleet found"
+        status = "optimal for the pods that fit some option" if fleet.status == "infeasible" else fleet.status
         out = [
-            f"cost-optimal fleet (MILP, HiGHS; {fleet.status}, {fleet.solve_seconds:.2f} s): "
+            f"cost-optimal fleet (MILP, HiGHS; {status}, {fleet.solve_seconds:.2f} s): "
             f"${fleet.cost_per_hour:.4f}/hour, lower bound ${fleet.lower_bound:.4f}/hour",
             f"Karpenter's fleet: ${self.karpenter_cost:.4f}/hour = {self.ratio:.3f} x {best} "
             f"({(self.ratio - 1) * 100:+.1f}%)",
         ]
-        if fleet.status != "optimal" and fleet.lower_bound > 0:
+        if not proved and fleet.lower_bound > 0:
             out.append(f"  at most {self.karpenter_cost / fleet.lower_bound:.3f} x the optimum (from the lower bound)")
         out += [f"  {count} x {name}" for name, count in sorted(self.nodes.items())]
         unplaceable = sum(fleet.unplaceable.values())
