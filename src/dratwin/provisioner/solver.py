@@ -30,6 +30,9 @@ from dratwin.scheduler.plugins.taint_toleration import TaintToleration
 
 LIMITED = ("cpu", "memory", "nvidia.com/gpu")
 ANY_POOL = "(any)"  # key of a reason that holds whatever the NodePool
+STATIC_POOL = (
+    "a static NodePool (spec.replicas): Karpenter keeps its node count and launches nothing for pending pods"
+)
 
 
 @dataclass
@@ -43,6 +46,12 @@ class Pool:
     limits: Resources = field(default_factory=dict)
     used: Resources = field(default_factory=dict)
     min_values: dict[str, int] = field(default_factory=dict)
+    replicas: int | None = None  # a static NodePool: Karpenter keeps this many nodes, whatever is pending
+    existing_nodes: int = 0
+
+    @property
+    def static(self) -> bool:
+        return self.replicas is not None
 
 
 @dataclass
@@ -142,6 +151,8 @@ class Solver:
         self._empty_fit: dict[tuple[bytes, int], tuple[str, list[AllocationResult]]] = {}
         self._affinity = NodeAffinity()
         self._taints = TaintToleration()
+        for pool in self.pools:
+            self._launch_static(pool)
 
     # ---- entry ---------------------------------------------------------------------------------------
 
@@ -165,6 +176,15 @@ class Solver:
                 launched.append(claim)
         return Plan(launched, unplaced)
 
+    def _launch_static(self, pool: Pool) -> None:
+        """A static NodePool's missing replicas are launched whatever is pending, each as the cheapest type
+        its requirements allow; pending pods may then land on them like on any in-flight NodeClaim."""
+        if pool.replicas is None or not pool.templates:
+            return
+        cheapest = min(pool.templates, key=_template_price)
+        for _ in range(max(0, pool.replicas - pool.existing_nodes)):
+            self.claims.append(PlannedClaim(f"{pool.name}-{len(self.claims) + 1}", pool, [cheapest]))
+
     # ---- in-flight NodeClaims ------------------------------------------------------------------------
 
     def _try_add(self, claim: PlannedClaim, pod: PodToPlace) -> bool:
@@ -184,6 +204,9 @@ class Solver:
     def _new_claim(self, pod: PodToPlace) -> dict[str, list[TypeRejection]] | None:
         rejections: dict[str, list[TypeRejection]] = {}
         for pool in self.pools:
+            if pool.static:
+                rejections[pool.name] = [TypeRejection("", STATIC_POOL)]
+                continue
             claim = PlannedClaim(f"{pool.name}-{len(self.claims) + 1}", pool, [])
             kept: list[tuple[Template, list[AllocationResult]]] = []
             turned_down: list[TypeRejection] = []
@@ -374,3 +397,8 @@ def _size_order(pod: PodToPlace) -> tuple[int, int, int]:
 
 def _shape(pod: PodToPlace) -> bytes:
     return msgspec.json.encode([pod.info.pod.spec, [c.spec for c in pod.claims]])
+
+
+def _template_price(template: Template) -> tuple[float, str]:
+    offering = template.cheapest
+    return (offering.price if offering is not None else float("inf"), template.instance_type.name)

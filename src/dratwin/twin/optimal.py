@@ -76,6 +76,8 @@ def optimal_fleet(
     options: list[NodeOption] = []
     templates: dict[str, tuple[Pool, Template]] = {}
     for pool in solver.pools:
+        if pool.static:
+            continue  # Karpenter never launches a static NodePool's nodes for pods
         for template in pool.templates:
             offering = template.cheapest
             if offering is None:

@@ -36,6 +36,7 @@ from dratwin.twin.optimal import OptimalComparison, optimal_fleet
 from dratwin.twin.schedule import Options, ScheduleReport, schedule
 
 OFFERING_KEYS = (ZONE_LABEL, CAPACITY_TYPE)
+AUTO_MODE_NVIDIA_ROLE = "eks.amazonaws.com/device-manager-nvidia"
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,16 @@ def plan(
     headroom = {p.name: {k: v - p.used.get(k, 0) for k, v in p.limits.items()} for p in pools if p.limits}
     result = PlanReport(scheduled, solver.solve(pending), pools)
     if options.optimal_time_limit is not None:
-        result.optimal = optimal_fleet(solver, pending, result.plan.cost_per_hour, headroom, options.optimal_time_limit)
+        # static NodePools' nodes are there either way: compare what is launched for the other pods
+        on_static = {id(p) for c in result.plan.claims if c.pool.static for p in c.pods}
+        dynamic_cost = sum((o.price for c in result.plan.claims if not c.pool.static if (o := c.offering())), 0.0)
+        result.optimal = optimal_fleet(
+            solver,
+            [p for p in pending if id(p) not in on_static],
+            dynamic_cost,
+            headroom,
+            options.optimal_time_limit,
+        )
     result.plan.unplaced += missing_class
     result.notes += _warnings(result, objects, options)
     if any("karpenter.sh/nodepool" in n.node.metadata.labels for n in loaded.state.nodes.values()):
@@ -127,6 +137,10 @@ def read_pool(raw: dict[str, Any], catalog: Catalog, loaded: LoadedCluster, opti
         limits,
         used,
         min_values={r["key"]: int(r["minValues"]) for r in requirements if r.get("minValues")},
+        replicas=_replicas(name, spec),
+        existing_nodes=sum(
+            1 for info in loaded.state.nodes.values() if info.node.metadata.labels.get("karpenter.sh/nodepool") == name
+        ),
     )
     for instance_type in catalog:
         offerings = _offerings(instance_type, offer_reqs, options.zones)
@@ -136,12 +150,26 @@ def read_pool(raw: dict[str, Any], catalog: Catalog, loaded: LoadedCluster, opti
         if not _labels_match(type_labels, type_reqs):
             continue
         try:
-            pool.templates += _templates(name, instance_type, labels, taints, offerings, options)
+            found = _templates(name, instance_type, labels, taints, offerings, options)
+            if options.auto_mode and pool.static:
+                # nothing is pending when a static node launches: its role is the NodePool's label or the default
+                role = "dra" if labels.get(AUTO_MODE_NVIDIA_ROLE) == "dra" else "device-plugin"
+                found = [t for t in found if t.role == role] or found[:1]
+            pool.templates += found
         except DratwinError:
             continue  # a type the catalog cannot model as a node (no vCPU/memory data)
     if not pool.templates:
         raise PlanError(f"NodePool {name}: its requirements allow no instance type of the catalog")
     return pool
+
+
+def _replicas(name: str, spec: dict[str, Any]) -> int | None:
+    value = spec.get("replicas")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise PlanError(f"NodePool {name}: spec.replicas {value!r} is not a whole number of nodes (0 or more)")
+    return value
 
 
 def _pool_usage(name: str, loaded: LoadedCluster) -> dict[str, int]:
@@ -215,6 +243,13 @@ def _warnings(result: PlanReport, objects: Sequence[LoadedObject], options: Plan
             f"EC2NodeClass {', '.join(static_interfaces)} sets static networkInterfaces while pods ask for EFA devices "
             "aligned through DRA on dynamically provisioned nodes: EKS Auto Mode leaves that combination undefined"
         )
+    if options.auto_mode and any(u.reasons for u in result.plan.unplaced):
+        found += [
+            f"static NodePool {p.name} launches device-plugin GPU nodes: nothing is pending when a static node "
+            f"starts, so EKS Auto Mode needs the label {AUTO_MODE_NVIDIA_ROLE}: dra in its template for DRA claims"
+            for p in result.pools
+            if p.static and any(t.role == "device-plugin" and t.instance_type.gpus for t in p.templates)
+        ]
     return found
 
 

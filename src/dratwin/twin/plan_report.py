@@ -74,6 +74,9 @@ def _why(unplaced: Unplaced) -> list[str]:
         if pool == ANY_POOL:
             out += [r.reason for r in rejections]
             continue
+        if len(rejections) == 1 and not rejections[0].instance_type:  # about the NodePool, not a type
+            out.append(f"NodePool {pool}: {rejections[0].reason}")
+            continue
         grouped: dict[str, list[str]] = defaultdict(list)
         for rejection in rejections:
             grouped[rejection.reason].append(rejection.instance_type)
