@@ -45,3 +45,7 @@ def test_plan_output_matches_golden(
     expected = golden.read_text()
     diff = "".join(difflib.unified_diff(expected.splitlines(True), out.splitlines(True), str(golden), "actual"))
     assert out == expected, diff
+
+
+def test_every_plan_golden_file_has_a_case() -> None:
+    assert sorted(p.stem for p in GOLDEN.glob("plan-*.out")) == sorted(CASES)
