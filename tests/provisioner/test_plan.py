@@ -242,3 +242,27 @@ def test_plan_reports_consolidation_of_existing_karpenter_nodes(
     assert "0 node(s) to launch, $0.0000/hour" in out
     assert "CONSOLIDATION (saves $1.0060/hour)" in out
     assert "delete gpu-1 (g5.xlarge, $1.01/h): empty" in out
+
+
+def test_nodeclaim_records_the_dra_drivers_it_promised(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "in.yaml"
+    objects = [nodepool(), template_from_shared("gpu-efa-aligned"), pod("p", template="gpu-efa-aligned")]
+    path.write_text(yaml.safe_dump_all(objects))
+    assert main(["plan", "-f", str(CLASSES), "-f", str(path), "-o", "yaml"]) == 0
+    node_claim = yaml.safe_load(capsys.readouterr().out)["items"][0]
+    assert node_claim["kind"] == "NodeClaim"
+    assert node_claim["metadata"]["annotations"] == {"karpenter.sh/requested-dra-drivers": "dra.net,gpu.nvidia.com"}
+    assert node_claim["spec"]["nodeClassRef"]["name"] == "x"
+
+
+def test_static_network_interfaces_with_dra_efa_claims_are_flagged() -> None:
+    node_class = {
+        "apiVersion": "karpenter.k8s.aws/v1",
+        "kind": "EC2NodeClass",
+        "metadata": {"name": "x"},
+        "spec": {"networkInterfaces": [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}]},
+    }
+    objects = [nodepool(), node_class, template_from_shared("gpu-efa-aligned"), pod("p", template="gpu-efa-aligned")]
+    report = run_plan(*objects)
+    assert any("sets networkInterfaces" in n and "fewer EFA devices" in n for n in report.notes)
+    assert not any("networkInterfaces" in n for n in run_plan(*[o for o in objects if o is not node_class]).notes)

@@ -48,6 +48,7 @@ class Pool:
     min_values: dict[str, int] = field(default_factory=dict)
     replicas: int | None = None  # a static NodePool: Karpenter keeps this many nodes, whatever is pending
     existing_nodes: int = 0
+    node_class: str = "default"  # spec.template.spec.nodeClassRef.name
 
     @property
     def static(self) -> bool:

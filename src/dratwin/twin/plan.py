@@ -138,6 +138,7 @@ def read_pool(raw: dict[str, Any], catalog: Catalog, loaded: LoadedCluster, opti
         used,
         min_values={r["key"]: int(r["minValues"]) for r in requirements if r.get("minValues")},
         replicas=_replicas(name, spec),
+        node_class=str((template_spec.get("nodeClassRef") or {}).get("name") or "default"),
         existing_nodes=sum(
             1 for info in loaded.state.nodes.values() if info.node.metadata.labels.get("karpenter.sh/nodepool") == name
         ),
@@ -242,6 +243,12 @@ def _warnings(result: PlanReport, objects: Sequence[LoadedObject], options: Plan
         found.append(
             f"EC2NodeClass {', '.join(static_interfaces)} sets static networkInterfaces while pods ask for EFA devices "
             "aligned through DRA on dynamically provisioned nodes: EKS Auto Mode leaves that combination undefined"
+        )
+    elif static_interfaces and uses_efa:
+        found.append(
+            f"EC2NodeClass {', '.join(static_interfaces)} sets networkInterfaces: Karpenter plans EFA claims as if "
+            "every EFA interface of the type were attached (what it does when networkInterfaces is unset), so the "
+            "node may publish fewer EFA devices than planned"
         )
     if options.auto_mode and any(u.reasons for u in result.plan.unplaced):
         found += [

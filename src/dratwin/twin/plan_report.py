@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from dratwin.api.codec import dump_json, dump_yaml
+from dratwin.api.karpenter import DRA_DRIVERS_ANNOTATION
 from dratwin.provisioner.candidates import CAPACITY_TYPE, INSTANCE_TYPE_LABEL, ZONE_LABEL
 from dratwin.provisioner.solver import ANY_POOL, PlannedClaim, Unplaced
 from dratwin.twin.optimal import OptimalComparison
@@ -195,13 +196,25 @@ def _node_claim(claim: PlannedClaim, node_name: str) -> dict[str, Any]:
     chosen = claim.chosen()
     offering = claim.offering()
     requests = {k: str(v) if k != "cpu" else f"{v}m" for k, v in claim.requested.items() if v}
+    metadata: dict[str, Any] = {
+        "name": claim.name,
+        "labels": {"karpenter.sh/nodepool": claim.pool.name, INSTANCE_TYPE_LABEL: chosen.instance_type.name},
+    }
+    drivers = sorted(
+        {
+            result.driver
+            for allocation in claim.allocations.get(chosen.instance_type.name, {}).values()
+            for result in allocation.devices.results
+        }
+    )
+    if drivers:
+        # Karpenter records the drivers whose devices it promised; the node stays Initialized=Unknown
+        # (DRADriverPoolsNotPublished) until each has published a complete node-local pool.
+        metadata["annotations"] = {DRA_DRIVERS_ANNOTATION: ",".join(drivers)}
     return {
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodeClaim",
-        "metadata": {
-            "name": claim.name,
-            "labels": {"karpenter.sh/nodepool": claim.pool.name, INSTANCE_TYPE_LABEL: chosen.instance_type.name},
-        },
+        "metadata": metadata,
         "spec": {
             "requirements": [
                 {
@@ -212,7 +225,7 @@ def _node_claim(claim: PlannedClaim, node_name: str) -> dict[str, Any]:
                 {"key": "karpenter.sh/nodepool", "operator": "In", "values": [claim.pool.name]},
             ],
             "resources": {"requests": requests},
-            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": claim.pool.node_class},
         },
         "status": {
             "nodeName": node_name,
