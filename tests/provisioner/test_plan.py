@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -266,3 +267,22 @@ def test_static_network_interfaces_with_dra_efa_claims_are_flagged() -> None:
     report = run_plan(*objects)
     assert any("sets networkInterfaces" in n and "fewer EFA devices" in n for n in report.notes)
     assert not any("networkInterfaces" in n for n in run_plan(*[o for o in objects if o is not node_class]).notes)
+
+
+def test_auto_mode_serves_dra_claims_only_from_kubernetes_1_36(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "in.yaml"
+    objects = [nodepool(), template_from_shared("single-gpu"), pod("dra", template="single-gpu"), pod("plugin", gpus=1)]
+    path.write_text(yaml.safe_dump_all(objects))
+    base = ["plan", "-f", str(CLASSES), "-f", str(path), "--auto-mode", "-o", "json"]
+    assert main([*base, "--kubernetes-version", "1.35"]) == 1
+    body = json.loads(capsys.readouterr().out)  # one object, as kubectl prints one
+    (stuck,) = body["unprovisionable"]
+    assert stuck["pod"] == "ml/dra"
+    assert "only from Kubernetes 1.36 (this cluster: 1.35)" in stuck["nodePools"]["(any)"][0]["reason"]
+    assert [pods for c in body["nodeClaims"] for pods in [c["pods"]]] == [["ml/plugin"]]
+    assert main([*base, "--kubernetes-version", "v1.36.2"]) == 0
+    assert json.loads(capsys.readouterr().out)["unprovisionable"] == []
+    with pytest.raises(SystemExit):
+        main([*base, "--kubernetes-version", "latest"])

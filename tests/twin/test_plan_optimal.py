@@ -66,7 +66,6 @@ def test_cli_plan_optimal_table_and_json(tmp_path: Path, capsys: pytest.CaptureF
     assert "COMPARED WITH THE COST-OPTIMAL FLEET" in out and "2 x g6f.large" in out
     assert main(["plan", "-f", str(CLASSES), "-f", str(path), "--optimal", "-o", "json"]) == 0
     body = json.loads(capsys.readouterr().out)
-    body = body[0] if isinstance(body, list) else body
     optimal = body["optimal"]
     assert optimal["status"] == "optimal" and optimal["nodes"] == {"g6f.large": 2}
     assert optimal["karpenterOverOptimal"] >= 1.0

@@ -54,6 +54,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "chosen at launch from its pods and kept for life",
     )
     parser.add_argument(
+        "--kubernetes-version",
+        type=_minor_version,
+        default=(1, 36),
+        metavar="1.N",
+        help="the cluster's Kubernetes version (default 1.36); EKS Auto Mode serves DRA claims only from 1.36",
+    )
+    parser.add_argument(
         "--now",
         type=_timestamp,
         default=None,
@@ -80,6 +87,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.set_defaults(handler=run)
 
 
+def _minor_version(text: str) -> tuple[int, int]:
+    parts = text.removeprefix("v").split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a Kubernetes version such as 1.36")
+    return int(parts[0]), int(parts[1])
+
+
 def _timestamp(text: str) -> datetime:
     try:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -97,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         PlanOptions(
             seed=args.seed,
             auto_mode=args.auto_mode,
+            kubernetes_version=args.kubernetes_version,
             now=args.now,
             optimal_time_limit=args.optimal_time_limit if args.optimal else None,
         ),

@@ -37,6 +37,7 @@ from dratwin.twin.schedule import Options, ScheduleReport, schedule
 
 OFFERING_KEYS = (ZONE_LABEL, CAPACITY_TYPE)
 AUTO_MODE_NVIDIA_ROLE = "eks.amazonaws.com/device-manager-nvidia"
+AUTO_MODE_DRA_VERSION = (1, 36)
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class PlanOptions:
     dra: bool = True  # Karpenter with DRA support on (settings.enableDRA)
     zones: tuple[str, ...] = DEFAULT_ZONES
     auto_mode: bool = False  # EKS Auto Mode instead of self-managed Karpenter
+    kubernetes_version: tuple[int, int] = (1, 36)  # the cluster's minor version (Auto Mode's DRA needs 1.36)
     now: datetime | None = None  # for disruption budget schedules and consolidateAfter (None: always due)
     optimal_time_limit: float | None = None  # also solve the cost-optimal fleet (MILP), in at most this long
 
@@ -82,6 +84,8 @@ def plan(
     catalog = catalog or load_catalog()
     pools = [read_pool(raw, catalog, loaded, options) for raw in nodepools]
     pending, missing_class = _split_missing_classes(_pending(scheduled, loaded), loaded, options)
+    pending, no_auto_dra = _split_auto_mode_dra(pending, options)
+    missing_class += no_auto_dra
     solver = Solver(pools, features, dict(loaded.state.classes), compiler)
     headroom = {p.name: {k: v - p.used.get(k, 0) for k, v in p.limits.items()} for p in pools if p.limits}
     result = PlanReport(scheduled, solver.solve(pending), pools)
@@ -217,6 +221,24 @@ def _split_missing_classes(
     return keep, stuck
 
 
+def _split_auto_mode_dra(pods: list[PodToPlace], options: PlanOptions) -> tuple[list[PodToPlace], list[Unplaced]]:
+    """EKS Auto Mode runs its built-in DRA drivers only from Kubernetes 1.36: before, no Auto Mode node
+    publishes a device, so a pod with a claim can never be served by what Auto Mode launches."""
+    if not options.auto_mode or options.kubernetes_version >= AUTO_MODE_DRA_VERSION:
+        return pods, []
+    major, minor = options.kubernetes_version
+    reason = (
+        f"EKS Auto Mode runs its NVIDIA and EFA DRA drivers only from Kubernetes "
+        f"{AUTO_MODE_DRA_VERSION[0]}.{AUTO_MODE_DRA_VERSION[1]} (this cluster: {major}.{minor}): no node it launches "
+        "publishes devices; upgrade the cluster, or ask for nvidia.com/gpu through the device plugin"
+    )
+    keep = [p for p in pods if not p.claims]
+    stuck = [
+        Unplaced(p.info.key, {ANY_POOL: [TypeRejection("(every instance type)", reason)]}) for p in pods if p.claims
+    ]
+    return keep, stuck
+
+
 def _warnings(result: PlanReport, objects: Sequence[LoadedObject], options: PlanOptions) -> list[str]:
     found = []
     for claim in result.plan.claims:
@@ -282,7 +304,11 @@ def _templates(
             pool, instance_type, labels, taints, offerings, dra=False, device_plugin_resources=True, auto_mode=True
         )
     ]
-    if instance_type.gpus is not None and instance_type.dra is not None:
+    if (
+        instance_type.gpus is not None
+        and instance_type.dra is not None
+        and options.kubernetes_version >= AUTO_MODE_DRA_VERSION
+    ):
         found.append(
             build_template(
                 pool, instance_type, labels, taints, offerings, dra=True, device_plugin_resources=False, auto_mode=True
