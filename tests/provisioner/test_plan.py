@@ -286,3 +286,45 @@ def test_auto_mode_serves_dra_claims_only_from_kubernetes_1_36(
     assert json.loads(capsys.readouterr().out)["unprovisionable"] == []
     with pytest.raises(SystemExit):
         main([*base, "--kubernetes-version", "latest"])
+
+
+def test_user_catalog_prices_spot_and_regions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spot_pool = nodepool(requirements=[{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}])
+    path = tmp_path / "in.yaml"
+    workload = [template_from_shared("single-gpu"), pod("p", template="single-gpu")]
+    path.write_text(yaml.safe_dump_all([spot_pool, *workload]))
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("prices:\n  g6f.large: {spot: 0.05}\n  g6.xlarge: {spot: {us-east-1b: 0.04}}\n")
+    base = ["plan", "-f", str(CLASSES), "-f", str(path), "-o", "json"]
+    assert main(base) == 2  # the bundled catalog has no spot prices: the NodePool can launch nothing
+    assert "give your prices with --catalog" in capsys.readouterr().err
+    assert main([*base, "--catalog", str(prices)]) == 0
+    (claim,) = json.loads(capsys.readouterr().out)["nodeClaims"]
+    assert (claim["instanceType"], claim["zone"], claim["capacityType"]) == ("g6.xlarge", "us-east-1b", "spot")
+    assert claim["pricePerHour"] == pytest.approx(0.04)
+
+    region = tmp_path / "eu.yaml"
+    region.write_text("region: eu-west-1\nzones: [eu-west-1a]\nprices:\n  g6f.large: {on-demand: 0.3}\n")
+    on_demand = tmp_path / "od.yaml"
+    on_demand.write_text(yaml.safe_dump_all([nodepool(), *workload]))
+    assert main(["plan", "-f", str(CLASSES), "-f", str(on_demand), "-o", "json", "--catalog", str(region)]) == 0
+    (claim,) = json.loads(capsys.readouterr().out)["nodeClaims"]
+    assert (claim["instanceType"], claim["zone"]) == ("g6f.large", "eu-west-1a")
+
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("discount: 20\n")
+    assert main([*base, "--catalog", str(broken)]) == 2
+    assert "broken.yaml: discount:" in capsys.readouterr().err
+
+
+def test_a_nodepool_that_can_launch_nothing_is_skipped_with_a_note() -> None:
+    impossible = nodepool(
+        "spot-only",
+        weight=100,
+        requirements=[{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}],
+    )
+    report = run_plan(impossible, nodepool(), template_from_shared("single-gpu"), pod("p", template="single-gpu"))
+    assert [(c.pool.name, t) for c, (t, _) in zip(report.plan.claims, launched(report), strict=True)] == [
+        ("gpu", "g6f.large")
+    ]
+    assert any(n.startswith("NodePool spot-only: its requirements allow no instance type") for n in report.notes)

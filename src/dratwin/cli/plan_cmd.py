@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from dratwin.allocator import Features
 from dratwin.api.loader import load_paths
+from dratwin.catalog import load_catalog
 from dratwin.cel import SelectorCompiler
 from dratwin.cli.main import add_file_arguments
 from dratwin.twin.plan import PlanOptions, plan
@@ -25,8 +26,8 @@ examples:
 
 Karpenter is modelled with DRA support on (settings.enableDRA: the NVIDIA GPU and DRANET EFA drivers run
 on launched nodes; instance types without Karpenter's device metadata, such as g7e, publish no devices).
-Prices: us-east-1 on-demand from the bundled catalog. Exit status: 0 every pod placed or provisioned,
-1 some pod cannot be provisioned, 2 bad input.
+Prices: us-east-1 on-demand from the bundled catalog, or your own with --catalog (spot, discounts, regions).
+Exit status: 0 every pod placed or provisioned, 1 some pod cannot be provisioned, 2 bad input.
 """
 
 
@@ -52,6 +53,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help="EKS Auto Mode: built-in NVIDIA and EFA DRA drivers, each node's device-manager role "
         "chosen at launch from its pods and kept for life",
+    )
+    parser.add_argument(
+        "--catalog",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a user catalog merged over the bundled one, in order: your prices (spot, discounts), region and "
+        "zones, instance types, offerings out of capacity (format: dratwin/data/CATALOG.md); repeatable",
     )
     parser.add_argument(
         "--kubernetes-version",
@@ -81,8 +90,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="SECONDS",
         help="stop the MILP after this long and report the best fleet with its lower bound (default 30)",
     )
-    parser.add_argument("--feature-gates", default="", metavar="GATE=BOOL,...")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--feature-gates", default="", metavar="GATE=BOOL,...", help="kube-scheduler feature gates (DRA gates)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of generated names and scheduler tie-breaks")
     parser.add_argument("-o", "--output", choices=("table", "yaml", "json"), default="table")
     parser.set_defaults(handler=run)
 
@@ -115,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
             now=args.now,
             optimal_time_limit=args.optimal_time_limit if args.optimal else None,
         ),
+        catalog=load_catalog(args.catalog),
         compiler=SelectorCompiler(list_type_attributes=features.list_type_attributes),
     )
     if args.output == "yaml":

@@ -19,7 +19,7 @@ from dratwin.api.core import Node, NodeSelectorRequirement, Taint
 from dratwin.api.loader import LoadedObject
 from dratwin.api.meta import ObjectMeta
 from dratwin.api.quantity import Quantity
-from dratwin.catalog import DEFAULT_ZONES, Catalog, InstanceType, Offering, load_catalog
+from dratwin.catalog import Catalog, InstanceType, Offering, load_catalog
 from dratwin.cel import SelectorCompiler
 from dratwin.errors import DratwinError
 from dratwin.provisioner.candidates import (
@@ -44,7 +44,7 @@ AUTO_MODE_DRA_VERSION = (1, 36)
 class PlanOptions:
     seed: int = 0
     dra: bool = True  # Karpenter with DRA support on (settings.enableDRA)
-    zones: tuple[str, ...] = DEFAULT_ZONES
+    zones: tuple[str, ...] | None = None  # the zones the subnets cover (default: the catalog's zones)
     auto_mode: bool = False  # EKS Auto Mode instead of self-managed Karpenter
     kubernetes_version: tuple[int, int] = (1, 36)  # the cluster's minor version (Auto Mode's DRA needs 1.36)
     now: datetime | None = None  # for disruption budget schedules and consolidateAfter (None: always due)
@@ -82,7 +82,14 @@ def plan(
             "add the NodePools of your cluster, e.g. from `kubectl get nodepools -o yaml`"
         )
     catalog = catalog or load_catalog()
-    pools = [read_pool(raw, catalog, loaded, options) for raw in nodepools]
+    pools, unusable = [], []
+    for raw in nodepools:
+        try:
+            pools.append(read_pool(raw, catalog, loaded, options))
+        except PlanError as error:  # like Karpenter, a NodePool that can launch nothing is skipped
+            unusable.append(str(error))
+    if not pools:
+        raise PlanError("; ".join(unusable))
     pending, missing_class = _split_missing_classes(_pending(scheduled, loaded), loaded, options)
     pending, no_auto_dra = _split_auto_mode_dra(pending, options)
     missing_class += no_auto_dra
@@ -101,7 +108,7 @@ def plan(
             options.optimal_time_limit,
         )
     result.plan.unplaced += missing_class
-    result.notes += _warnings(result, objects, options)
+    result.notes += unusable + _warnings(result, objects, options)
     if any("karpenter.sh/nodepool" in n.node.metadata.labels for n in loaded.state.nodes.values()):
         result.consolidation = consolidate(
             loaded.state, pools, nodepools, features, dict(loaded.state.classes), compiler, options.now
@@ -148,7 +155,7 @@ def read_pool(raw: dict[str, Any], catalog: Catalog, loaded: LoadedCluster, opti
         ),
     )
     for instance_type in catalog:
-        offerings = _offerings(instance_type, offer_reqs, options.zones)
+        offerings = _offerings(instance_type, offer_reqs, options.zones or catalog.zones)
         if not offerings:
             continue
         type_labels = {**instance_type.well_known_labels(), **labels}
@@ -164,7 +171,11 @@ def read_pool(raw: dict[str, Any], catalog: Catalog, loaded: LoadedCluster, opti
         except DratwinError:
             continue  # a type the catalog cannot model as a node (no vCPU/memory data)
     if not pool.templates:
-        raise PlanError(f"NodePool {name}: its requirements allow no instance type of the catalog")
+        raise PlanError(
+            f"NodePool {name}: its requirements allow no instance type of the catalog with an available offering; "
+            "the bundled catalog sells on-demand in us-east-1 only: for spot or another region, give your prices "
+            "with --catalog (see dratwin/data/CATALOG.md)"
+        )
     return pool
 
 
