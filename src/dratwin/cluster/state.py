@@ -167,7 +167,7 @@ class ClusterState:
         """The resourceclaim controller after a pod is gone: drop it from reservedFor, deallocate claims
         left without consumers, delete the claims generated for it."""
         alive = None
-        for key in self._claims_of_pod(pod.pod):
+        for key in pod_claim_keys(pod.pod):
             record = self.claims.get(key)
             if record is None:
                 continue
@@ -179,19 +179,6 @@ class ClusterState:
             else:
                 self.update_claim(key, release.claim)
 
-    def _claims_of_pod(self, pod: Pod) -> list[str]:
-        """The claims a pod references: by name, through its status (templates), or its extended claim."""
-        namespace = pod.metadata.namespace
-        generated = {s.name: s.resource_claim_name for s in pod.status.resource_claim_statuses}
-        keys = []
-        for reference in pod.spec.resource_claims:
-            name = reference.resource_claim_name or generated.get(reference.name)
-            if name:
-                keys.append(f"{namespace}/{name}")
-        extended = pod.status.extended_resource_claim_status
-        if extended is not None and extended.resource_claim_name:
-            keys.append(f"{namespace}/{extended.resource_claim_name}")
-        return keys
 
     def bind_pod(self, key: str, node_name: str, raw: Raw, pod: Pod) -> None:
         """The pod is bound: its new object, and its requests booked on the node."""
@@ -249,3 +236,19 @@ def _pool_nodes(slices: Iterable[ResourceSlice]) -> dict[tuple[str, str], str | 
         else:
             nodes.setdefault(key, node)
     return nodes
+
+
+def pod_claim_keys(pod: Pod, *, extended: bool = True) -> list[str]:
+    """The claims a pod references: by name, through its status (templates), and (``extended``) the claim
+    the scheduler made for its DRA-backed extended resources."""
+    namespace = pod.metadata.namespace
+    generated = {s.name: s.resource_claim_name for s in pod.status.resource_claim_statuses}
+    keys = []
+    for reference in pod.spec.resource_claims:
+        name = reference.resource_claim_name or generated.get(reference.name)
+        if name:
+            keys.append(f"{namespace}/{name}")
+    special = pod.status.extended_resource_claim_status
+    if extended and special is not None and special.resource_claim_name:
+        keys.append(f"{namespace}/{special.resource_claim_name}")
+    return keys

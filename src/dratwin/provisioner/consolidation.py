@@ -64,10 +64,9 @@ import msgspec
 
 from dratwin.allocator import Features
 from dratwin.allocator.state import AllocatedState
-from dratwin.api.core import Pod
 from dratwin.api.resource import AllocationResult, DeviceClass, ResourceClaim
 from dratwin.cel import SelectorCompiler
-from dratwin.cluster.state import ClaimRecord, ClusterState, PodRecord
+from dratwin.cluster.state import ClaimRecord, ClusterState, PodRecord, pod_claim_keys
 from dratwin.provisioner.candidates import CAPACITY_TYPE, INSTANCE_TYPE_LABEL, NODEPOOL_LABEL, ZONE_LABEL, Template
 from dratwin.provisioner.solver import PlannedClaim, PodToPlace, Pool, Solver, Unplaced
 from dratwin.scheduler.framework import CycleState, NodeInfo, PodInfo
@@ -1045,7 +1044,7 @@ def _shape(sim: ClusterState, info: PodInfo) -> bytes:
     """What the filters read of a pod: its spec, and its claims' specs and allocations (not their names, so
     that the pods of one workload share a shape)."""
     claims: list[Any] = []
-    for key in _claim_keys(info.pod, extended=True):
+    for key in pod_claim_keys(info.pod, extended=True):
         record = sim.claims.get(key)
         claims.append([record.claim.spec, record.claim.status.allocation] if record is not None else key)
     spec = msgspec.structs.replace(info.pod.spec, resource_claims=[], node_name="")
@@ -1073,7 +1072,7 @@ def _destination_ok(ctx: _Context, world: _World, sim: ClusterState, node: NodeI
 def _to_place(sim: ClusterState, info: PodInfo) -> tuple[PodToPlace | None, str]:
     """The pod as the solver takes it: its claims that need devices; None when a claim pins it elsewhere."""
     claims, keys = [], []
-    for key in _claim_keys(info.pod, extended=False):
+    for key in pod_claim_keys(info.pod, extended=False):
         record = sim.claims.get(key)
         if record is None:
             return None, f"pod {info.key}: its ResourceClaim {key} does not exist"
@@ -1153,7 +1152,7 @@ def _evict(sim: ClusterState, names: Sequence[str]) -> list[PodInfo]:
     records = [sim.pods[pod.key] for name in names for pod in sim.nodes[name].pods]
     leaving = {(r.pod.metadata.namespace, r.pod.metadata.name) for r in records}
     for record in records:
-        for key in _claim_keys(record.pod, extended=True):
+        for key in pod_claim_keys(record.pod, extended=True):
             claim = sim.claims.get(key)
             if claim is not None:
                 sim.claims[key] = ClaimRecord(claim.raw, claim.claim)  # copy on write
@@ -1163,7 +1162,7 @@ def _evict(sim: ClusterState, names: Sequence[str]) -> list[PodInfo]:
         if not _reschedulable(record.raw):
             sim.release_claims_of(record)
             continue
-        for key in _claim_keys(record.pod, extended=True):
+        for key in pod_claim_keys(record.pod, extended=True):
             claim = sim.claims.get(key)
             if claim is not None and claim.claim.status.allocation is not None and _used_only_by(claim, leaving):
                 sim.deallocate_claim(key)
@@ -1185,18 +1184,6 @@ def _used_only_by(claim: ClaimRecord, leaving: set[tuple[str, str]]) -> bool:
     return all((namespace, e.get("name")) in leaving for e in entries if e.get("resource") == "pods")
 
 
-def _claim_keys(pod: Pod, *, extended: bool) -> list[str]:
-    namespace = pod.metadata.namespace
-    generated = {s.name: s.resource_claim_name for s in pod.status.resource_claim_statuses}
-    keys = []
-    for reference in pod.spec.resource_claims:
-        name = reference.resource_claim_name or generated.get(reference.name)
-        if name:
-            keys.append(f"{namespace}/{name}")
-    special = pod.status.extended_resource_claim_status
-    if extended and special is not None and special.resource_claim_name:
-        keys.append(f"{namespace}/{special.resource_claim_name}")
-    return keys
 
 
 # ---- applying a command to the plan's world ------------------------------------------------------------
