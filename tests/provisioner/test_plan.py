@@ -328,3 +328,12 @@ def test_a_nodepool_that_can_launch_nothing_is_skipped_with_a_note() -> None:
         ("gpu", "g6f.large")
     ]
     assert any(n.startswith("NodePool spot-only: its requirements allow no instance type") for n in report.notes)
+
+
+def test_pods_go_to_the_in_flight_nodeclaim_with_the_fewest_pods() -> None:
+    # Karpenter sorts its in-flight NodeClaims by pod count before each pod: the last small pod goes to the
+    # NodeClaim with one pod, although the first one (two pods) still has room for it.
+    only_xlarge = [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m7i.xlarge"]}]
+    sizes = {"a": "3", "b": "3", "c": "500m", "d": "250m"}
+    report = run_plan(nodepool(requirements=only_xlarge), *[pod(name, cpu=cpu) for name, cpu in sizes.items()])
+    assert launched(report) == [("m7i.xlarge", ["ml/a", "ml/c"]), ("m7i.xlarge", ["ml/b", "ml/d"])]

@@ -161,7 +161,10 @@ class Solver:
         unplaced = []
         for pod in sorted(pods, key=_size_order):
             pod.shape = pod.shape or _shape(pod)
-            if not any(self._try_add(claim, pod) for claim in self.claims):
+            # Karpenter re-sorts its in-flight NodeClaims by pod count before each pod and takes the first that
+            # can hold it, so pods go to the emptiest NodeClaim first (Go's sort is unstable: ties keep creation
+            # order here, the closest deterministic reading).
+            if not any(self._try_add(claim, pod) for claim in sorted(self.claims, key=_pod_count)):
                 rejections = self._new_claim(pod)
                 if rejections is not None:
                     unplaced.append(Unplaced(pod.info.key, rejections))
@@ -403,3 +406,7 @@ def _shape(pod: PodToPlace) -> bytes:
 def _template_price(template: Template) -> tuple[float, str]:
     offering = template.cheapest
     return (offering.price if offering is not None else float("inf"), template.instance_type.name)
+
+
+def _pod_count(claim: PlannedClaim) -> int:
+    return len(claim.pods)
