@@ -337,3 +337,8 @@ def test_pods_go_to_the_in_flight_nodeclaim_with_the_fewest_pods() -> None:
     sizes = {"a": "3", "b": "3", "c": "500m", "d": "250m"}
     report = run_plan(nodepool(requirements=only_xlarge), *[pod(name, cpu=cpu) for name, cpu in sizes.items()])
     assert launched(report) == [("m7i.xlarge", ["ml/a", "ml/c"]), ("m7i.xlarge", ["ml/b", "ml/d"])]
+
+
+def test_nothing_pending_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "-f", str(EXAMPLES / "plan" / "nodepools.yaml")]) == 0
+    assert capsys.readouterr().out.startswith("0 node(s) to launch, $0.0000/hour\nno pod is pending")

@@ -23,6 +23,8 @@ MAX_TYPES = 6
 def render_table(report: PlanReport) -> str:
     plan = report.plan
     lines = [f"{len(plan.claims)} node(s) to launch, ${plan.cost_per_hour:.4f}/hour", ""]
+    if not report.scheduled.attempts and not plan.unplaced:
+        lines[-1:] = ["no pod is pending: nothing to provision (give the workload's Pods or controllers with -f)", ""]
     if plan.claims:
         rows = [("NODECLAIM", "NODEPOOL", "INSTANCE TYPE", "ZONE", "CAPACITY", "$/HOUR", "PODS")]
         for claim in plan.claims:
