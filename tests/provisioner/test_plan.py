@@ -24,13 +24,12 @@ GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists"}
 
 def nodepool(
     name: str = "gpu",
-    weight: int = 10,
+    weight: int | None = 10,
     requirements: list[dict[str, Any]] | None = None,
     limits: dict[str, str] | None = None,
     labels: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "weight": weight,
         "template": {
             "spec": {
                 "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"},
@@ -38,6 +37,8 @@ def nodepool(
             }
         },
     }
+    if weight is not None:
+        spec["weight"] = weight
     if labels:
         spec["template"]["metadata"] = {"labels": labels}
     if limits:
@@ -162,10 +163,16 @@ def test_nodepool_weight_decides_first_and_limits_cap_it() -> None:
 def test_min_values_keeps_flexibility_or_refuses() -> None:
     pool = nodepool(
         requirements=[
-            {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5", "g6"], "minValues": 3}
+            {
+                "key": "karpenter.k8s.aws/instance-family",
+                "operator": "In",
+                "values": ["g5", "g6", "g4dn"],
+                "minValues": 3,
+            }
         ]
     )
-    report = run_plan(pool, pod("p", gpus=1))
+    assert launched(run_plan(pool, pod("p", gpus=1))) != []  # three families can hold it
+    report = run_plan(pool, pod("p", gpus=1, node_selector={"karpenter.k8s.aws/instance-family": "g5"}))
     assert launched(report) == []
     reason = report.plan.unplaced[0].reasons["gpu"][0].reason
     assert reason.startswith("minValues 3 for karpenter.k8s.aws/instance-family not met")
@@ -261,7 +268,13 @@ def test_static_network_interfaces_with_dra_efa_claims_are_flagged() -> None:
         "apiVersion": "karpenter.k8s.aws/v1",
         "kind": "EC2NodeClass",
         "metadata": {"name": "x"},
-        "spec": {"networkInterfaces": [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}]},
+        "spec": {
+            "role": "KarpenterNodeRole",
+            "amiSelectorTerms": [{"alias": "al2023@latest"}],
+            "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+            "networkInterfaces": [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}],
+        },
     }
     objects = [nodepool(), node_class, template_from_shared("gpu-efa-aligned"), pod("p", template="gpu-efa-aligned")]
     report = run_plan(*objects)
@@ -342,3 +355,18 @@ def test_pods_go_to_the_in_flight_nodeclaim_with_the_fewest_pods() -> None:
 def test_nothing_pending_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "-f", str(EXAMPLES / "plan" / "nodepools.yaml")]) == 0
     assert capsys.readouterr().out.startswith("0 node(s) to launch, $0.0000/hour\nno pod is pending")
+
+
+def test_invalid_karpenter_objects_are_reported_with_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = nodepool(limits={"cpu": "lots"})
+    bad["spec"]["template"]["spec"]["requirements"] = [
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "Between", "values": ["g6"]}
+    ]
+    path = tmp_path / "pools.yaml"
+    path.write_text(yaml.safe_dump_all([bad, pod("p", cpu="1")], sort_keys=False))
+    assert main(["plan", "-f", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:" in err and 'spec.limits[cpu]: Invalid value: "lots"' in err
+    assert 'requirements[0].operator: Unsupported value: "Between"' in err

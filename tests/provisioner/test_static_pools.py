@@ -17,7 +17,7 @@ G6 = [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["
 
 
 def static_pool(replicas: int, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    raw = nodepool("static", requirements=G6, labels=labels)
+    raw = nodepool("static", weight=None, requirements=G6, labels=labels)
     raw["spec"]["replicas"] = replicas
     return raw
 
@@ -44,7 +44,7 @@ def test_pending_pods_land_on_static_nodes_but_never_trigger_them() -> None:
 
 
 def test_dynamic_pool_serves_what_the_static_nodes_cannot() -> None:
-    report = run_plan(static_pool(1), nodepool("dynamic", weight=0), pod("big", cpu="20", gpus=1))
+    report = run_plan(static_pool(1), nodepool("dynamic", weight=None), pod("big", cpu="20", gpus=1))
     pools = sorted((c.pool.name, [p.info.key for p in c.pods]) for c in report.plan.claims)
     assert pools == [("dynamic", ["ml/big"]), ("static", [])]
 
@@ -80,7 +80,7 @@ def test_existing_nodes_of_the_pool_count_towards_its_replicas() -> None:
 
 def test_optimal_comparison_leaves_static_nodes_aside() -> None:
 
-    objects = [static_pool(1), nodepool("dynamic", weight=0), pod("small", cpu="1"), pod("big", cpu="20", gpus=1)]
+    objects = [static_pool(1), nodepool("dynamic", weight=None), pod("small", cpu="1"), pod("big", cpu="20", gpus=1)]
     loaded = load_paths([str(CLASSES)]) + load_text(yaml.safe_dump_all(objects))
     report = plan(loaded, Features(), PlanOptions(optimal_time_limit=10))
     assert report.optimal is not None

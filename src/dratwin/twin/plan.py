@@ -19,6 +19,8 @@ from dratwin.api.core import Node, NodeSelectorRequirement, Taint
 from dratwin.api.loader import LoadedObject
 from dratwin.api.meta import ObjectMeta
 from dratwin.api.quantity import Quantity
+from dratwin.api.validation import validate_objects
+from dratwin.api.validation_base import Severity
 from dratwin.catalog import Catalog, InstanceType, Offering, load_catalog
 from dratwin.cel import SelectorCompiler
 from dratwin.errors import DratwinError
@@ -81,6 +83,7 @@ def plan(
             "the input has no Karpenter NodePool (karpenter.sh/v1): nothing could be launched; "
             "add the NodePools of your cluster, e.g. from `kubectl get nodepools -o yaml`"
         )
+    _check_karpenter_objects(objects, compiler)
     catalog = catalog or load_catalog()
     pools, unusable = [], []
     for raw in nodepools:
@@ -124,6 +127,16 @@ def plan(
             "partition is only ever found on nodes that already exist (and are partitioned)"
         )
     return result
+
+
+def _check_karpenter_objects(objects: Sequence[LoadedObject], compiler: SelectorCompiler) -> None:
+    """A NodePool or EC2NodeClass that does not validate cannot be planned for: say where and what, as
+    `dratwin validate` does, rather than fail on the first value that does not parse."""
+    karpenter = [o for o in objects if o.api_version.startswith(("karpenter.sh/", "karpenter.k8s.aws/"))]
+    errors = [p for p in validate_objects(karpenter, compiler) if p.severity == Severity.ERROR]
+    if errors:
+        listed = "\n".join(f"  {p}" for p in errors)
+        raise PlanError(f"the Karpenter objects of the input are invalid (`dratwin validate` shows all):\n{listed}")
 
 
 def read_pool(raw: dict[str, Any], catalog: Catalog, loaded: LoadedCluster, options: PlanOptions) -> Pool:
