@@ -370,3 +370,20 @@ def test_invalid_karpenter_objects_are_reported_with_file_and_line(
     err = capsys.readouterr().err
     assert f"{path}:" in err and 'spec.limits[cpu]: Invalid value: "lots"' in err
     assert 'requirements[0].operator: Unsupported value: "Between"' in err
+
+
+def test_first_available_preference_does_not_choose_the_instance_type() -> None:
+    report = run_plan(
+        nodepool(), template_from_shared("prefer-h200-then-h100"), pod("p", template="prefer-h200-then-h100")
+    )
+    assert [t for t, _ in launched(report)] == ["g6f.large"]
+    (note,) = [n for n in report.notes if "not the preferred" in n]
+    assert "gets gpu/any-gpu on g6f.large" in note and "not the preferred gpu/h200" in note
+    only_p5en = [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5en.48xlarge"]}]
+    report = run_plan(
+        nodepool(requirements=only_p5en),
+        template_from_shared("prefer-h200-then-h100"),
+        pod("p", template="prefer-h200-then-h100"),
+    )
+    assert [t for t, _ in launched(report)] == ["p5en.48xlarge"]
+    assert not [n for n in report.notes if "not the preferred" in n]

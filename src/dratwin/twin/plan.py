@@ -296,6 +296,7 @@ def _warnings(result: PlanReport, objects: Sequence[LoadedObject], options: Plan
             "every EFA interface of the type were attached (what it does when networkInterfaces is unset), so the "
             "node may publish fewer EFA devices than planned"
         )
+    found += _fallback_subrequests(result.plan)
     if options.auto_mode and any(u.reasons for u in result.plan.unplaced):
         found += [
             f"static NodePool {p.name} launches device-plugin GPU nodes: nothing is pending when a static node "
@@ -303,6 +304,32 @@ def _warnings(result: PlanReport, objects: Sequence[LoadedObject], options: Plan
             for p in result.pools
             if p.static and any(t.role == "device-plugin" and t.instance_type.gpus for t in p.templates)
         ]
+    return found
+
+
+def _fallback_subrequests(plan_: Plan) -> list[str]:
+    """Karpenter launches the cheapest type on which *some* subrequest of a firstAvailable request fits: the
+    preference orders devices on a node, it does not choose the node. Say so where it decided the outcome."""
+    found = []
+    for claim in plan_.claims:
+        chosen = claim.chosen().instance_type.name
+        for pod in claim.pods:
+            for key, resource_claim in zip(pod.claim_keys, pod.claims, strict=True):
+                allocation = claim.allocations.get(chosen, {}).get(key)
+                if allocation is None:
+                    continue
+                got = {r.request for r in allocation.devices.results}
+                for request in resource_claim.spec.devices.requests:
+                    if not request.first_available:
+                        continue
+                    preferred = f"{request.name}/{request.first_available[0].name}"
+                    taken = sorted(g for g in got if g.startswith(f"{request.name}/"))
+                    if taken and preferred not in taken:
+                        found.append(
+                            f"{pod.info.key}: claim {key} request {request.name} gets {taken[0]} on {chosen} "
+                            f"({claim.name}), not the preferred {preferred}: Karpenter launches the cheapest type "
+                            "that any subrequest fits; to get the preferred device, constrain the NodePool or the pod"
+                        )
     return found
 
 
