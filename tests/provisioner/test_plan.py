@@ -387,3 +387,15 @@ def test_first_available_preference_does_not_choose_the_instance_type() -> None:
     )
     assert [t for t, _ in launched(report)] == ["p5en.48xlarge"]
     assert not [n for n in report.notes if "not the preferred" in n]
+
+
+def test_limits_count_capacity_and_nodes_as_karpenter_does() -> None:
+    only_xlarge = [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m7i.xlarge"]}]
+    pods = [pod(f"p{i}", cpu="3") for i in range(3)]
+    # two m7i.xlarge are 8 vCPUs of capacity (7.84 allocatable): a 7.9 CPU limit allows one node only
+    report = run_plan(nodepool(requirements=only_xlarge, limits={"cpu": "7.9"}), *pods)
+    assert len(report.plan.claims) == 1
+    assert report.plan.unplaced[0].reasons["gpu"][0].reason == "NodePool gpu limit cpu would be exceeded"
+    report = run_plan(nodepool(requirements=only_xlarge, limits={"nodes": "2"}), *pods)
+    assert len(report.plan.claims) == 2 and len(report.plan.unplaced) == 1
+    assert report.plan.unplaced[0].reasons["gpu"][0].reason == "NodePool gpu limit nodes would be exceeded"

@@ -21,7 +21,7 @@ from dratwin.api.resource import ResourceSlice
 from dratwin.catalog import InstanceType, Offering
 from dratwin.cluster.generate import GenerateOptions, NodeGroup, generate
 from dratwin.scheduler.framework import NodeInfo
-from dratwin.scheduler.resources import node_allocatable
+from dratwin.scheduler.resources import node_allocatable, node_capacity
 
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
@@ -42,12 +42,17 @@ class Template:
     index: SliceIndex = field(init=False)
 
     allocatable: dict[str, int] = field(init=False)
+    capacity: dict[str, int] = field(init=False)  # what counts against NodePool limits, ``nodes`` included
 
     device_count: int = field(init=False)
 
     def __post_init__(self) -> None:
         self.index = SliceIndex(self.slices)
         self.allocatable = node_allocatable(self.node)
+        self.capacity = node_capacity(self.node)
+        self.capacity["nodes"] = 1
+        if self.instance_type.gpus is not None:  # a DRA node lists no nvidia.com/gpu, Karpenter still counts them
+            self.capacity["nvidia.com/gpu"] = self.instance_type.gpus.count
         self.device_count = sum(len(s.spec.devices) for s in self.slices)
 
     @property

@@ -28,7 +28,6 @@ from dratwin.scheduler.plugins.node_affinity import NodeAffinity
 from dratwin.scheduler.plugins.node_resources import fits_request
 from dratwin.scheduler.plugins.taint_toleration import TaintToleration
 
-LIMITED = ("cpu", "memory", "nvidia.com/gpu")
 ANY_POOL = "(any)"  # key of a reason that holds whatever the NodePool
 STATIC_POOL = (
     "a static NodePool (spec.replicas): Karpenter keeps its node count and launches nothing for pending pods"
@@ -366,25 +365,14 @@ def _min_values_problem(claim: PlannedClaim) -> str:
 def _book(pool: Pool, options: list[Template]) -> None:
     """Count a new NodeClaim against its NodePool's limits as Karpenter does while scheduling: with the
     largest capacity any of its instance types could bring (it does not know yet which one launches)."""
-    for name in LIMITED:
-        largest = max((_capacity(t).get(name, 0) for t in options), default=0)
+    for name in pool.limits:
+        largest = max((t.capacity.get(name, 0) for t in options), default=0)
         pool.used[name] = pool.used.get(name, 0) + largest
 
 
-def _capacity(template: Template) -> Resources:
-    gpus = template.instance_type.gpus.count if template.instance_type.gpus else 0
-    return {
-        "cpu": template.allocatable.get("cpu", 0),
-        "memory": template.allocatable.get("memory", 0),
-        "nvidia.com/gpu": gpus,
-    }
-
-
 def _limit_problem(pool: Pool, template: Template) -> str | None:
-    capacity = _capacity(template)
-    for name in LIMITED:
-        limit = pool.limits.get(name)
-        if limit is not None and pool.used.get(name, 0) + capacity.get(name, 0) > limit:
+    for name, limit in pool.limits.items():
+        if pool.used.get(name, 0) + template.capacity.get(name, 0) > limit:
             return f"NodePool {pool.name} limit {name} would be exceeded"
     return None
 

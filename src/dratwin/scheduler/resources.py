@@ -200,6 +200,15 @@ def node_allocatable(node: Node) -> Resources:
     return result
 
 
+def node_capacity(node: Node) -> Resources:
+    """What a node holds in all (``status.capacity``, or allocatable when capacity is absent): what
+    Karpenter counts against a NodePool's limits."""
+    values = node.status.capacity or node.status.allocatable
+    field = "status.capacity" if node.status.capacity else "status.allocatable"
+    exact = _parse_list(values, f"node {node.metadata.name}: {field}")
+    return {name: _to_int(name, exact[name]) for name in sorted(exact) if name == PODS or _counted(name)}
+
+
 def new_node_info(node: Node, pods: Iterable[PodInfo] = ()) -> NodeInfo:
     """A NodeInfo for the node with the given pods booked on it."""
     info = NodeInfo(node, node_allocatable(node))

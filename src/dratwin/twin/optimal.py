@@ -89,7 +89,11 @@ def optimal_fleet(
             name = f"{pool.name}/{template.instance_type.name}"
             capacity = dict(template.allocatable)
             capacity.update(_device_capacity(solver, template))
-            options.append(NodeOption(name, offering.price, capacity, fits=fits, pool=pool.name))
+            options.append(
+                NodeOption(
+                    name, offering.price, capacity, fits=fits, pool=pool.name, limit_capacity=dict(template.capacity)
+                )
+            )
             templates[name] = (pool, template)
     fleet = solve_optimal(groups, options, pool_limits=headroom, time_limit=time_limit)
     nodes = Counter({name.split("/", 1)[1]: count for name, count in fleet.nodes.items() if count})

@@ -33,6 +33,7 @@ from dratwin.provisioner.candidates import (
 )
 from dratwin.provisioner.consolidation import ConsolidationPlan, consolidate
 from dratwin.provisioner.solver import ANY_POOL, Plan, PodToPlace, Pool, Solver, TypeRejection, Unplaced
+from dratwin.scheduler.resources import node_capacity
 from dratwin.twin.build import LoadedCluster, load_cluster
 from dratwin.twin.optimal import OptimalComparison, optimal_fleet
 from dratwin.twin.schedule import Options, ScheduleReport, schedule
@@ -153,7 +154,7 @@ def read_pool(raw: dict[str, Any], catalog: Catalog, loaded: LoadedCluster, opti
         for t in template_spec.get("taints") or []
     ]
     limits = {k: _amount(k, v) for k, v in (spec.get("limits") or {}).items()}
-    used = _pool_usage(name, loaded)
+    used = _pool_usage(name, loaded, list(limits))
     pool = Pool(
         name,
         int(spec.get("weight") or 0),
@@ -201,14 +202,18 @@ def _replicas(name: str, spec: dict[str, Any]) -> int | None:
     return value
 
 
-def _pool_usage(name: str, loaded: LoadedCluster) -> dict[str, int]:
-    """What the NodePool's existing nodes already count against its limits."""
+def _pool_usage(name: str, loaded: LoadedCluster, limited: Sequence[str]) -> dict[str, int]:
+    """What the NodePool's existing nodes already count against its limits (their capacity, and one node each)."""
     used: dict[str, int] = {}
     for info in loaded.state.nodes.values():
         if info.node.metadata.labels.get("karpenter.sh/nodepool") != name:
             continue
-        for key in ("cpu", "memory", "nvidia.com/gpu"):
-            used[key] = used.get(key, 0) + info.allocatable.get(key, 0)
+        capacity = {**node_capacity(info.node), "nodes": 1}
+        gpus = info.node.metadata.labels.get("karpenter.k8s.aws/instance-gpu-count", "")
+        if "nvidia.com/gpu" not in capacity and gpus.isdigit():  # a DRA node: Karpenter still counts its GPUs
+            capacity["nvidia.com/gpu"] = int(gpus)
+        for key in limited:
+            used[key] = used.get(key, 0) + capacity.get(key, 0)
     return used
 
 
