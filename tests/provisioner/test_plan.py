@@ -399,3 +399,12 @@ def test_limits_count_capacity_and_nodes_as_karpenter_does() -> None:
     report = run_plan(nodepool(requirements=only_xlarge, limits={"nodes": "2"}), *pods)
     assert len(report.plan.claims) == 2 and len(report.plan.unplaced) == 1
     assert report.plan.unplaced[0].reasons["gpu"][0].reason == "NodePool gpu limit nodes would be exceeded"
+
+
+def test_plan_states_the_pod_constraints_it_ignores() -> None:
+    spread = pod("p", cpu="1")
+    spread["spec"]["topologySpreadConstraints"] = [
+        {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule"}
+    ]
+    report = run_plan(nodepool(), spread)
+    assert any(n.startswith("1 pod(s) set spec.topologySpreadConstraints (ml/p)") for n in report.notes)

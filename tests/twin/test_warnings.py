@@ -61,3 +61,30 @@ def test_time_sliced_node_is_flagged_with_the_pods_that_share_it() -> None:
     ]
     assert "WARNING: node shared-t4: time-slicing" in render_table(report, SelectorCompiler())
     assert explain_pod(report, "default/infer-0").status == "Scheduled"
+
+
+def test_constraints_the_twin_does_not_model_are_stated_not_ignored_silently() -> None:
+    spread = pod("spread", cpu="1")
+    spread["spec"]["topologySpreadConstraints"] = [
+        {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule"}
+    ]
+    apart = [pod(f"apart-{i}", cpu="1") for i in range(4)]
+    for p in apart:
+        p["spec"]["affinity"] = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"a": "b"}}}
+                ]
+            }
+        }
+    plain = pod("plain", cpu="1")
+    report = run(manifest(node("n1"), spread, *apart, plain))
+    found = [w for w in warnings(report) if "does not model it yet" in w]
+    assert found == [
+        "1 pod(s) set spec.topologySpreadConstraints (default/spread): dratwin does not model it yet and places "
+        "them as if it were absent; a real cluster may place them differently or leave some Pending",
+        "4 pod(s) set spec.affinity.podAntiAffinity (default/apart-0, default/apart-1, default/apart-2 and 1 more): "
+        "dratwin does not model it yet and places them as if it were absent; a real cluster may place them "
+        "differently or leave some Pending",
+    ]
+    assert not [w for w in warnings(run(manifest(node("n1"), plain))) if "does not model" in w]

@@ -46,6 +46,7 @@ class LoadedCluster:
     notes: list[str] = field(default_factory=list)
     rejections: list[str] = field(default_factory=list)  # objects the API server would refuse
     roles: list[NodeRole] = field(default_factory=list)
+    unmodelled: list[str] = field(default_factory=list)  # constraints of the pods the twin ignores
 
 
 def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: random.Random) -> LoadedCluster:
@@ -77,11 +78,47 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
     expansion = expand_workloads(raws, rng)
     loaded.notes += [str(n) for n in expansion.notes]
     loaded.rejections += [str(r) for r in expansion.rejections]
+    loaded.unmodelled = unmodelled_constraints(expansion.pods)
     by_owner = _claims_by_owner(claims)
     for order, raw in enumerate(expansion.pods):
         _add_pod(loaded, raw, order, templates, claims, by_owner, rng)
     loaded.roles = node_roles((n.node for n in state.nodes.values()), state.slices)
     return loaded
+
+
+# Pod fields that change where a real scheduler puts a pod and that the twin does not model yet: the
+# path of each, read from spec then (for affinity) one level down.
+UNMODELLED = (
+    ("spec.topologySpreadConstraints", ("topologySpreadConstraints",)),
+    ("spec.affinity.podAffinity", ("affinity", "podAffinity")),
+    ("spec.affinity.podAntiAffinity", ("affinity", "podAntiAffinity")),
+)
+
+
+def _set_at(spec: Raw, keys: tuple[str, ...]) -> bool:
+    value: object = spec
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return bool(value)
+
+
+def unmodelled_constraints(pods: Sequence[Raw]) -> list[str]:
+    """One warning per field the twin ignores, naming up to three of the pods that set it: a silent
+    difference from the real cluster would be worse than a stated one."""
+    found = []
+    for path, keys in UNMODELLED:
+        names = [
+            f"{(p.get('metadata') or {}).get('namespace') or 'default'}/{(p.get('metadata') or {}).get('name')}"
+            for p in pods
+            if _set_at(p.get("spec") or {}, keys)
+        ]
+        if names:
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            found.append(
+                f"{len(names)} pod(s) set {path} ({shown}): dratwin does not model it yet and places them as if "
+                "it were absent; a real cluster may place them differently or leave some Pending"
+            )
+    return found
 
 
 def add_pods(loaded: LoadedCluster, pods: Sequence[Raw], rng: random.Random) -> None:

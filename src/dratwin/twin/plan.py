@@ -302,6 +302,7 @@ def _warnings(result: PlanReport, objects: Sequence[LoadedObject], options: Plan
             "node may publish fewer EFA devices than planned"
         )
     found += _fallback_subrequests(result.plan)
+    found += result.scheduled.loaded.unmodelled
     if options.auto_mode and any(u.reasons for u in result.plan.unplaced):
         found += [
             f"static NodePool {p.name} launches device-plugin GPU nodes: nothing is pending when a static node "

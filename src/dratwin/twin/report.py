@@ -104,6 +104,7 @@ def warnings(report: ScheduleReport) -> list[str]:
             if text:
                 found.append(text)
     found += [str(r) for r in report.loaded.rejections]
+    found += report.loaded.unmodelled
     return found
 
 
