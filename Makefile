@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-SHARED ?= ../shared
+SHARED ?= $(or $(DRATWIN_SHARED),../shared)
 
 .PHONY: demo test lint typecheck conformance bench clean
 

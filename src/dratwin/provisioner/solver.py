@@ -251,6 +251,11 @@ class Solver:
 
     # ---- does a pod fit one instance type of a NodeClaim? ---------------------------------------------
 
+    def fits_alone(self, pool: Pool, template: Template, pod: PodToPlace) -> bool:
+        """Whether the pod fits a new node of this type on its own (the checks a new NodeClaim makes)."""
+        pod.shape = pod.shape or _shape(pod)
+        return not self._fit(PlannedClaim("probe", pool, [template]), template, pod)[0]
+
     def _fit(self, claim: PlannedClaim, template: Template, pod: PodToPlace) -> tuple[str, list[AllocationResult]]:
         """ "" and the pod's allocations when it fits next to the claim's pods, else the reason.
 

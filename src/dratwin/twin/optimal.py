@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dratwin.allocator import AllocatedState, Allocator
-from dratwin.errors import CelError
+from dratwin.cel.classes import classes_selecting
 from dratwin.provisioner.candidates import Template
 from dratwin.provisioner.optimal import NodeOption, OptimalFleet, PodGroup, solve_optimal
-from dratwin.provisioner.solver import PlannedClaim, PodToPlace, Pool, Solver
+from dratwin.provisioner.solver import PodToPlace, Pool, Solver
 
 DEVICE_DIMENSION = "device/"
 
@@ -82,8 +82,7 @@ def optimal_fleet(
             offering = template.cheapest
             if offering is None:
                 continue
-            probe = PlannedClaim("probe", pool, [template])
-            fits = frozenset(g for g, pod in representatives.items() if not solver._fit(probe, template, pod)[0])
+            fits = frozenset(g for g, pod in representatives.items() if solver.fits_alone(pool, template, pod))
             if not fits:
                 continue
             name = f"{pool.name}/{template.instance_type.name}"
@@ -121,16 +120,7 @@ def _device_capacity(solver: Solver, template: Template) -> dict[str, int]:
     for resource_slice in template.slices:
         for device in resource_slice.spec.devices:
             view = allocator.cel_device(resource_slice, device)
-            for class_name, device_class in solver.classes.items():
-                try:
-                    matched = all(
-                        s.cel is not None and solver.compiler.compile(s.cel.expression).matches(view)
-                        for s in device_class.spec.selectors
-                    )
-                except CelError:
-                    matched = False
-                if matched:
-                    counts[DEVICE_DIMENSION + class_name] += 1
+            counts.update(DEVICE_DIMENSION + name for name in classes_selecting(solver.classes, solver.compiler, view))
     return dict(counts)
 
 

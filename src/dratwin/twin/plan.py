@@ -19,6 +19,7 @@ from dratwin.api.core import Node, NodeSelectorRequirement, Taint
 from dratwin.api.loader import LoadedObject
 from dratwin.api.meta import ObjectMeta
 from dratwin.api.quantity import Quantity
+from dratwin.api.resource import AllocationResult, ResourceClaim
 from dratwin.api.validation import validate_objects
 from dratwin.api.validation_base import Severity
 from dratwin.catalog import Catalog, InstanceType, Offering, load_catalog
@@ -154,7 +155,7 @@ def read_pool(raw: dict[str, Any], catalog: Catalog, loaded: LoadedCluster, opti
         for t in template_spec.get("taints") or []
     ]
     limits = {k: _amount(k, v) for k, v in (spec.get("limits") or {}).items()}
-    used = _pool_usage(name, loaded, list(limits))
+    used = _pool_usage(name, loaded, [*limits, "nodes"])
     pool = Pool(
         name,
         int(spec.get("weight") or 0),
@@ -164,9 +165,7 @@ def read_pool(raw: dict[str, Any], catalog: Catalog, loaded: LoadedCluster, opti
         min_values={r["key"]: int(r["minValues"]) for r in requirements if r.get("minValues")},
         replicas=_replicas(name, spec),
         node_class=str((template_spec.get("nodeClassRef") or {}).get("name") or "default"),
-        existing_nodes=sum(
-            1 for info in loaded.state.nodes.values() if info.node.metadata.labels.get("karpenter.sh/nodepool") == name
-        ),
+        existing_nodes=used.get("nodes", 0),
     )
     for instance_type in catalog:
         offerings = _offerings(instance_type, offer_reqs, options.zones or catalog.zones)
@@ -203,7 +202,7 @@ def _replicas(name: str, spec: dict[str, Any]) -> int | None:
 
 
 def _pool_usage(name: str, loaded: LoadedCluster, limited: Sequence[str]) -> dict[str, int]:
-    """What the NodePool's existing nodes already count against its limits (their capacity, and one node each)."""
+    """What the NodePool's existing nodes hold of each ``limited`` resource (their capacity; ``nodes``: one each)."""
     used: dict[str, int] = {}
     for info in loaded.state.nodes.values():
         if info.node.metadata.labels.get("karpenter.sh/nodepool") != name:
@@ -319,24 +318,36 @@ def _fallback_subrequests(plan_: Plan) -> list[str]:
     found = []
     for claim in plan_.claims:
         chosen = claim.chosen().instance_type.name
+        allocations = claim.allocations.get(chosen, {})
         for pod in claim.pods:
             for key, resource_claim in zip(pod.claim_keys, pod.claims, strict=True):
-                allocation = claim.allocations.get(chosen, {}).get(key)
-                if allocation is None:
-                    continue
-                got = {r.request for r in allocation.devices.results}
-                for request in resource_claim.spec.devices.requests:
-                    if not request.first_available:
-                        continue
-                    preferred = f"{request.name}/{request.first_available[0].name}"
-                    taken = sorted(g for g in got if g.startswith(f"{request.name}/"))
-                    if taken and preferred not in taken:
-                        found.append(
-                            f"{pod.info.key}: claim {key} request {request.name} gets {taken[0]} on {chosen} "
-                            f"({claim.name}), not the preferred {preferred}: Karpenter launches the cheapest type "
-                            "that any subrequest fits; to get the preferred device, constrain the NodePool or the pod"
-                        )
+                allocation = allocations.get(key)
+                found += [
+                    f"{pod.info.key}: claim {key} request {request} gets {taken} on {chosen} ({claim.name}), not "
+                    f"the preferred {preferred}: Karpenter launches the cheapest type that any subrequest fits; to "
+                    "get the preferred device, constrain the NodePool or the pod"
+                    for request, taken, preferred in _lost_preferences(resource_claim, allocation)
+                ]
     return found
+
+
+def _lost_preferences(
+    resource_claim: ResourceClaim, allocation: AllocationResult | None
+) -> list[tuple[str, str, str]]:
+    """(request, subrequest taken, preferred subrequest) for each firstAvailable request that did not get its
+    first choice."""
+    if allocation is None:
+        return []
+    got = {r.request for r in allocation.devices.results}
+    lost = []
+    for request in resource_claim.spec.devices.requests:
+        if not request.first_available:
+            continue
+        preferred = f"{request.name}/{request.first_available[0].name}"
+        taken = sorted(g for g in got if g.startswith(f"{request.name}/"))
+        if taken and preferred not in taken:
+            lost.append((request.name, taken[0], preferred))
+    return lost
 
 
 def _templates(

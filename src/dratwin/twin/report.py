@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,9 +10,9 @@ from dratwin.allocator.pools import gather_pools
 from dratwin.allocator.state import DeviceID
 from dratwin.api.codec import dump_json, dump_yaml
 from dratwin.cel import CelDevice, SelectorCompiler
+from dratwin.cel.classes import classes_selecting
 from dratwin.cluster.roles import time_slicing_warning
 from dratwin.cluster.state import ClusterState
-from dratwin.errors import CelError
 from dratwin.twin.schedule import ScheduleReport
 
 
@@ -120,24 +120,12 @@ def class_usage(state: ClusterState, compiler: SelectorCompiler) -> list[ClassUs
                         resource_slice.spec.driver, device, list_type_attributes=state.features.list_type_attributes
                     )
                     in_use = _in_use(state, DeviceID(pool.driver, pool.name, device.name))
-                    for class_name in _classes_selecting(state, compiler, view):
+                    for class_name in classes_selecting(state.classes, compiler, view):
                         entry = counts.setdefault(class_name, [0, 0])
                         entry[0] += in_use
                         entry[1] += 1
         usage += [ClassUsage(name, c, used, total) for c, (used, total) in sorted(counts.items())]
     return usage
-
-
-def _classes_selecting(state: ClusterState, compiler: SelectorCompiler, view: CelDevice) -> Iterable[str]:
-    for name, device_class in sorted(state.classes.items()):
-        try:
-            if all(
-                s.cel is not None and compiler.compile(s.cel.expression).matches(view)
-                for s in device_class.spec.selectors
-            ):
-                yield name
-        except CelError:
-            continue
 
 
 def _in_use(state: ClusterState, device: DeviceID) -> int:
