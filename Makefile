@@ -3,7 +3,6 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-SHARED ?= $(or $(DRATWIN_SHARED),../shared)
 
 .PHONY: demo test lint typecheck conformance bench clean
 
@@ -27,7 +26,7 @@ test: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
-	$(BIN)/python $(SHARED)/conformance/run --cli $(BIN)/dratwin
+	$(BIN)/python conformance/run --cli $(BIN)/dratwin
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -36,7 +35,8 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 conformance: $(STAMP)
-	$(BIN)/python $(SHARED)/conformance/run --cli $(BIN)/dratwin
+	$(BIN)/python conformance/run --cli $(BIN)/dratwin
+	$(BIN)/python conformance/run --cli $(BIN)/dratwin conformance/random
 
 bench: $(STAMP)
 	$(BIN)/dratwin bench
