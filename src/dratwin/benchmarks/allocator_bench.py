@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -55,11 +56,11 @@ DEVICES_IN_USE = 64
 _REPO = Path(__file__).resolve().parents[3]
 _P5_SLICES = (
     _REPO / "examples" / "p5-slices.yaml",
-    _REPO.parent / "shared" / "data" / "drivers" / "resourceslice-p5.48xlarge.yaml",
+    Path(str(resources.files("dratwin").joinpath("data", "resourceslice-p5.48xlarge.yaml"))),
 )
 _DEVICE_CLASSES = (
     _REPO / "examples" / "deviceclasses.yaml",
-    _REPO.parent / "shared" / "data" / "drivers" / "deviceclasses.yaml",
+    _REPO / "tests" / "data" / "drivers" / "deviceclasses.yaml",
 )
 
 _PER_CALL = (

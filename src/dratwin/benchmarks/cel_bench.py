@@ -16,7 +16,7 @@ else from an equivalent device embedded below.
 
 from __future__ import annotations
 
-import os
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +32,11 @@ TARGET_CACHED_US = 2.0
 DRIVER = "gpu.nvidia.com"
 SELECTOR = f'device.driver == "{DRIVER}" && device.capacity["{DRIVER}"].memory.compareTo(quantity("40Gi")) > 0'
 
-_REPO = Path(__file__).resolve().parents[3]
-_SHARED = Path(os.environ.get("DRATWIN_SHARED", _REPO.parent / "shared"))
-_P5_SLICE = _SHARED / "data" / "drivers" / "resourceslice-p5.48xlarge.yaml"
+_P5_SLICE = Path(str(resources.files("dratwin").joinpath("data", "resourceslice-p5.48xlarge.yaml")))
 # Distinct device contents prepared ahead of timing (see _FreshDevices).
 _FRESH_POOL = 4096
 
-# gpu-0 of the p5.48xlarge slice (NVIDIA GPU DRA driver, H100 80GB), for when the shared data is absent.
+# gpu-0 of the p5.48xlarge slice (NVIDIA GPU DRA driver, H100 80GB), for when the package data is absent.
 _EMBEDDED_H100: dict[str, Any] = {
     "name": "gpu-0",
     "attributes": {
