@@ -105,11 +105,7 @@ def explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
         return PodExplanation(pod, "Unknown", "not scheduled in this run", notes=blocked)
     if attempt.scheduled:
         conflict = [r.warning() for r in report.loaded.roles if r.node == attempt.node and r.conflict]
-        devices = [
-            f"{claim}/{r.request}: {r.driver}/{r.pool}/{r.device}"
-            for claim, allocation in attempt.allocations.items()
-            for r in allocation.devices.results
-        ]
+        devices = report.devices_of(attempt)
         return PodExplanation(pod, "Scheduled", f"bound to node {attempt.node}", attempt.node, devices, notes=conflict)
     explanation = PodExplanation(pod, "Pending", attempt.message, notes=blocked)
     if attempt.diagnosis is not None and attempt.diagnosis.pre_filter is not None:
