@@ -29,6 +29,7 @@ import pytest
 from tests.builders.manifests import (
     bound_pod_with_claim,
     claim_template,
+    device_class,
     gpu_class,
     gpu_request,
     gpu_slice,
@@ -76,6 +77,18 @@ def cpu_or_devices() -> str:
     return manifest(objects)
 
 
+def device_plugin_nodes() -> str:
+    """Two nodes whose GPUs the NVIDIA device plugin serves and one with the DRA driver whose GPUs are
+    taken; the pod asks for a GPU through a claim."""
+    nvidia = device_class("gpu.nvidia.com", "device.driver == 'gpu.nvidia.com'")
+    objects: list[Any] = [nvidia, claim_template("one-gpu", gpu_request(device_class_name="gpu.nvidia.com"))]
+    objects += [node(f"g6-plugin-{i}", cpu="16", extended={"nvidia.com/gpu": "4"}) for i in range(2)]
+    objects += [node("p5-dra", cpu="16"), gpu_slice("p5-dra", 1, driver="gpu.nvidia.com")]
+    objects += bound_pod_with_claim("filler", "p5-dra", ["gpu-0"], driver="gpu.nvidia.com")
+    objects.append(pod("trainer", cpu="1", templates={"gpu": "one-gpu"}))
+    return manifest(objects)
+
+
 @dataclass(frozen=True)
 class GoldenCase:
     name: str
@@ -90,6 +103,7 @@ CASES = [
     GoldenCase("gpus-taken-everywhere", "pod/default/late", build=full_gpus),
     GoldenCase("cpu-or-devices", "pod/default/trainer", build=cpu_or_devices),
     GoldenCase("scheduled", "pod/ml/train-0-mtpxj", (EXAMPLES,), exit_status=0),
+    GoldenCase("device-plugin-nodes", "pod/default/trainer", build=device_plugin_nodes),
 ]
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dratwin.allocator.explain import Explanation, explain
-from dratwin.api.resource import ResourceClaim
+from dratwin.api.resource import DeviceClass, ResourceClaim
+from dratwin.cluster.roles import DEVICE_PLUGIN, FAMILIES, Family, plugin_resources
 from dratwin.scheduler.framework import Status
 from dratwin.scheduler.plugins.dynamic_resources import CANNOT_ALLOCATE
 from dratwin.scheduler.plugins.dynamic_resources import NAME as DRA
@@ -202,7 +203,9 @@ def _dra_groups(report: ScheduleReport, pod: str, nodes: Sequence[str]) -> list[
     dra = report.dra
     claims = _pending_claims(report, pod)
     if dra is None or not claims:
-        return [NodeGroup(DRA, CANNOT_ALLOCATE, list(nodes))]
+        group = NodeGroup(DRA, CANNOT_ALLOCATE, list(nodes))
+        group.lines = _device_plugin_lines(report, nodes, claims)
+        return [group]
     from dratwin.allocator import Allocator
 
     allocator = Allocator(
@@ -215,10 +218,54 @@ def _dra_groups(report: ScheduleReport, pod: str, nodes: Sequence[str]) -> list[
     groups = []
     for names, found in sorted(by_shape.values(), key=lambda item: -len(item[0])):
         lines = [line[2:] if line.startswith("  ") else line for line in found.lines()[1:]]
+        lines += _device_plugin_lines(report, names, claims)
         group = NodeGroup(DRA, f"{CANNOT_ALLOCATE}: {_node_free_verdict(found)}", names, lines)
         group.details = [r.to_dict() for r in found.requests]
         groups.append(group)
     return groups
+
+
+def _device_plugin_lines(report: ScheduleReport, nodes: Sequence[str], claims: Sequence[ResourceClaim]) -> list[str]:
+    """Nodes whose devices of a family the claims ask for are served by the device plugin only: no
+    ResourceSlice publishes them, so no claim can ever get them there, whatever the selectors say."""
+    plugin_only = {(r.node, r.family) for r in report.loaded.roles if r.manager == DEVICE_PLUGIN}
+    asked = _families_asked(report.state.classes, claims)
+    served: dict[tuple[str, str, int], list[str]] = {}
+    for name in nodes:
+        for family in asked:
+            if (name, family.name) not in plugin_only:
+                continue
+            node = report.state.nodes[name].node
+            for resource, count in plugin_resources(node.status.allocatable or node.status.capacity, family):
+                served.setdefault((family.devices, resource, count), []).append(name)
+    lines = []
+    for (devices, resource, count), names in served.items():
+        more = len(names) - MAX_NAMES
+        which = ", ".join(names[:MAX_NAMES]) + (f" and {more} more" if more > 0 else "")
+        whose, each = ("its", "") if len(names) == 1 else ("their", " each")
+        lines.append(
+            f"node{'s' if len(names) > 1 else ''} {which}: {whose} {devices} are served by the device plugin "
+            f"({resource}: {count} allocatable{each}), not by a DRA driver: no ResourceSlice publishes them; "
+            f"request {resource} in the container, or run the DRA driver there"
+        )
+    return lines
+
+
+def _families_asked(classes: dict[str, DeviceClass], claims: Sequence[ResourceClaim]) -> list[Family]:
+    """The device families the claims' requests name (a family's driver in the class name or in a class or
+    request selector); all families when no request names one, since a selector may pick any driver."""
+    texts = []
+    for claim in claims:
+        for request in claim.spec.devices.requests:
+            for view in [request.exactly, *(request.first_available or [])]:
+                if view is None:
+                    continue
+                device_class = classes.get(view.device_class_name)
+                selectors = [*(device_class.spec.selectors if device_class else []), *view.selectors]
+                texts.append(" ".join([view.device_class_name, *(s.cel.expression for s in selectors if s.cel)]))
+    text = " ".join(texts)
+    named = [f for f in FAMILIES if any(driver in text for driver in f.drivers)]
+    return named or list(FAMILIES)
 
 
 def _signature(found: Explanation) -> tuple[Any, ...]:
