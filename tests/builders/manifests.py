@@ -207,6 +207,22 @@ def pod(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
+def stateful_set(name: str, replicas: int, *, policy: str = "", namespace: str = "default", **pod_args: Any) -> Raw:
+    """A StatefulSet whose pod template is :func:`pod` with ``pod_args``; ``policy`` is its podManagementPolicy
+    (unset: OrderedReady, the default)."""
+    template = pod(name, namespace=namespace, labels={"app": name}, **pod_args)
+    spec: Raw = {
+        "replicas": replicas,
+        "serviceName": name,
+        "selector": {"matchLabels": {"app": name}},
+        "template": {"metadata": {"labels": {"app": name}}, "spec": template["spec"]},
+    }
+    if policy:
+        spec["podManagementPolicy"] = policy
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name, "namespace": namespace},
+            "spec": spec}
+
+
 def priority_class(name: str, value: int, preemption_policy: str = "") -> Raw:
     raw: Raw = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}}
     raw["value"] = value

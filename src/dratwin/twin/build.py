@@ -20,6 +20,7 @@ from dratwin.api.core import Node, Pod
 from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 from dratwin.cluster.claims import claims_for_pod
+from dratwin.cluster.ordered_ready import created_now, waiting_notes
 from dratwin.cluster.roles import NodeRole, node_roles
 from dratwin.cluster.state import ClusterState, PodRecord
 from dratwin.cluster.workloads import expand_workloads
@@ -47,6 +48,7 @@ class LoadedCluster:
     rejections: list[str] = field(default_factory=list)  # objects the API server would refuse
     roles: list[NodeRole] = field(default_factory=list)
     unmodelled: list[str] = field(default_factory=list)  # constraints of the pods the twin ignores
+    waiting: dict[str, str] = field(default_factory=dict)  # pods a controller has not created yet -> the pod before
 
 
 def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: random.Random) -> LoadedCluster:
@@ -76,11 +78,13 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
         raws.append(obj.raw)
     loaded = LoadedCluster(state)
     expansion = expand_workloads(raws, rng)
-    loaded.notes += [str(n) for n in expansion.notes]
+    present = created_now(expansion.pods, expansion.ordered_after)
+    loaded.waiting = present.waiting
+    loaded.notes += [str(n) for n in expansion.notes] + waiting_notes(expansion.pods, present.waiting)
     loaded.rejections += [str(r) for r in expansion.rejections]
-    loaded.unmodelled = unmodelled_constraints(expansion.pods)
+    loaded.unmodelled = unmodelled_constraints(present.pods)
     by_owner = _claims_by_owner(claims)
-    for order, raw in enumerate(expansion.pods):
+    for order, raw in enumerate(present.pods):
         _add_pod(loaded, raw, order, templates, claims, by_owner, rng)
     loaded.roles = node_roles((n.node for n in state.nodes.values()), state.slices)
     return loaded
@@ -127,7 +131,10 @@ def add_pods(loaded: LoadedCluster, pods: Sequence[Raw], rng: random.Random) -> 
     templates = {(k.split("/")[0], k.split("/")[1]): msgspec.to_builtins(t) for k, t in state.templates.items()}
     claims = {(r.claim.metadata.namespace, r.claim.metadata.name): r.raw for r in state.claims.values()}
     order = len(state.pods) + len(loaded.pending)
-    for offset, raw in enumerate(expand_workloads(list(pods), rng).pods):
+    expansion = expand_workloads(list(pods), rng)
+    present = created_now(expansion.pods, expansion.ordered_after)
+    loaded.waiting.update(present.waiting)
+    for offset, raw in enumerate(present.pods):
         _add_pod(loaded, raw, order + offset, templates, claims, {}, rng)
 
 

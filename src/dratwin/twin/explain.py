@@ -56,7 +56,7 @@ class NodeGroup:
 @dataclass
 class PodExplanation:
     pod: str
-    status: str  # Scheduled | Pending | Blocked | Unknown
+    status: str  # Scheduled | Pending | NotCreated | Unknown
     summary: str
     node: str | None = None
     devices: list[str] = field(default_factory=list)
@@ -93,6 +93,13 @@ def explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
     attempt = report.attempt_of(pod)
     if attempt is None:
         record = state.pods.get(pod)
+        if record is None and pod in report.loaded.waiting:
+            before = report.loaded.waiting[pod]
+            summary = (f"not created yet: its StatefulSet (podManagementPolicy OrderedReady) creates it once {before} "
+                       "is Running and Ready")
+            listed = re.compile(rf"[:,] {re.escape(pod.split('/', 1)[1])}(,| not created yet)")
+            notes = [n for n in report.loaded.notes if listed.search(n)]
+            return PodExplanation(pod, "NotCreated", summary, notes=notes)
         if record is None:
             raise KeyError(pod)
         node = record.pod.spec.node_name
