@@ -21,7 +21,9 @@ from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 from dratwin.cluster.claims import claims_for_pod
 from dratwin.cluster.ordered_ready import created_now, waiting_notes
+from dratwin.cluster.pod_groups import pod_group_objects, pod_group_references
 from dratwin.cluster.roles import NodeRole, node_roles
+from dratwin.cluster.skipped import skipped_objects
 from dratwin.cluster.state import ClusterState, PodRecord
 from dratwin.cluster.workloads import expand_workloads
 from dratwin.scheduler.framework import NodeInfo, PodInfo
@@ -82,13 +84,27 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
     loaded.waiting = present.waiting
     loaded.notes += [str(n) for n in expansion.notes] + waiting_notes(expansion.pods, present.waiting)
     loaded.rejections += [str(r) for r in expansion.rejections]
-    loaded.unmodelled = unmodelled_constraints(present.pods)
+    loaded.unmodelled = [
+        *unmodelled_constraints(present.pods),
+        *pod_group_references(present.pods),
+        *pod_group_objects(objects),
+        *skipped_objects(objects, READ_ELSEWHERE),
+    ]
     by_owner = _claims_by_owner(claims)
     for order, raw in enumerate(present.pods):
         _add_pod(loaded, raw, order, templates, claims, by_owner, rng)
     loaded.roles = node_roles((n.node for n in state.nodes.values()), state.slices)
     return loaded
 
+
+# Kinds that classify does not check but that the twin reads (the workload controllers' PriorityClasses) or
+# reports on its own (Workload, PodGroup, DeviceTaintRule): not listed as skipped.
+READ_ELSEWHERE = frozenset({
+    ("scheduling.k8s.io", "PriorityClass"),
+    ("scheduling.k8s.io", "Workload"),
+    ("scheduling.k8s.io", "PodGroup"),
+    ("resource.k8s.io", "DeviceTaintRule"),
+})
 
 # Pod fields that change where a real scheduler puts a pod and that the twin does not model yet: the
 # path of each, read from spec then (for affinity) one level down.

@@ -88,6 +88,14 @@ class PodExplanation:
 
 
 def explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
+    """Why ``pod`` is where it is, followed by what the twin ignored or the cluster would refuse in the
+    input (skipped kinds, constraints not modelled): they may be the reason."""
+    explanation = _explain_pod(report, pod)
+    explanation.notes += report.loaded.unmodelled
+    return explanation
+
+
+def _explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
     state = report.state
     blocked = [b.reason for b in report.loaded.blocked if b.pod == pod]
     attempt = report.attempt_of(pod)
@@ -311,7 +319,14 @@ def _pending_claims(report: ScheduleReport, pod: str) -> list[ResourceClaim]:
 
 
 def explain_claim(report: ScheduleReport, key: str) -> PodExplanation:
-    """A claim: its allocation, or why it has none (through the pods that use it)."""
+    """A claim: its allocation, or why it has none (through the pods that use it); then, as for a pod, what
+    the twin ignored in the input."""
+    explanation = _explain_claim(report, key)
+    explanation.notes += report.loaded.unmodelled
+    return explanation
+
+
+def _explain_claim(report: ScheduleReport, key: str) -> PodExplanation:
     state = report.state
     record = state.claims.get(key)
     if record is None:
@@ -337,7 +352,7 @@ def explain_claim(report: ScheduleReport, key: str) -> PodExplanation:
             "Pending",
             "no pod uses this claim: the scheduler allocates a claim when it schedules the first pod using it",
         )
-    explanations = [explain_pod(report, user) for user in users]
+    explanations = [_explain_pod(report, user) for user in users]
     first = explanations[0]
     return PodExplanation(
         f"claim {key}",
