@@ -123,10 +123,18 @@ def gpu_slice(node_name: str, count: int, *, driver: str = GPU_DRIVER, memory: s
     }
 
 
-def gpu_request(name: str = "gpu", count: int = 1, device_class_name: str = GPU_CLASS, selector: str = "") -> Raw:
+def gpu_request(
+    name: str = "gpu",
+    count: int = 1,
+    device_class_name: str = GPU_CLASS,
+    selector: str = "",
+    tolerations: Iterable[Raw] = (),
+) -> Raw:
     exactly: Raw = {"deviceClassName": device_class_name, "allocationMode": "ExactCount", "count": count}
     if selector:
         exactly["selectors"] = [{"cel": {"expression": selector}}]
+    if tolerations:
+        exactly["tolerations"] = list(tolerations)
     return {"name": name, "exactly": exactly}
 
 
@@ -150,6 +158,23 @@ def resource_claim(name: str, *requests: Raw, namespace: str = "default") -> Raw
         "metadata": {"name": name, "namespace": namespace},
         "spec": claim_spec(*requests),
     }
+
+
+def device_taint_rule(
+    name: str,
+    key: str = "maintenance",
+    value: str = "true",
+    effect: str = "NoSchedule",
+    *,
+    version: str = "v1beta2",
+    **selector: str,
+) -> Raw:
+    """A DeviceTaintRule; ``selector`` (driver, pool, device) becomes its deviceSelector, none: no selector."""
+    spec: Raw = {"taint": {"key": key, "value": value, "effect": effect}}
+    if selector:
+        spec["deviceSelector"] = dict(selector)
+    return {"apiVersion": f"resource.k8s.io/{version}", "kind": "DeviceTaintRule", "metadata": {"name": name},
+            "spec": spec}
 
 
 def pod(

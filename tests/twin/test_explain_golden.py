@@ -30,6 +30,7 @@ from tests.builders.manifests import (
     bound_pod_with_claim,
     claim_template,
     device_class,
+    device_taint_rule,
     gpu_class,
     gpu_request,
     gpu_slice,
@@ -89,6 +90,18 @@ def device_plugin_nodes() -> str:
     return manifest(objects)
 
 
+def taint_rule_maintenance() -> str:
+    """Three nodes with two GPUs each; a DeviceTaintRule per node puts two of them in maintenance (NoSchedule),
+    the third node's GPUs are taken; the pod's claim tolerates nothing."""
+    objects: list[Any] = [gpu_class(), claim_template("two-gpus", gpu_request(count=2))]
+    for i in range(3):
+        objects += [node(f"node-{i}", cpu="16"), gpu_slice(f"node-{i}", 2)]
+    objects += [device_taint_rule(f"drain-{p}", pool=p) for p in ("node-0", "node-1")]
+    objects += bound_pod_with_claim("filler", "node-2", ["gpu-0", "gpu-1"])
+    objects.append(pod("trainer", cpu="1", templates={"gpus": "two-gpus"}))
+    return manifest(objects)
+
+
 @dataclass(frozen=True)
 class GoldenCase:
     name: str
@@ -96,6 +109,7 @@ class GoldenCase:
     paths: tuple[Path, ...] = ()
     build: Callable[[], str] | None = None
     exit_status: int = 1
+    args: tuple[str, ...] = ()
 
 
 CASES = [
@@ -104,6 +118,8 @@ CASES = [
     GoldenCase("cpu-or-devices", "pod/default/trainer", build=cpu_or_devices),
     GoldenCase("scheduled", "pod/ml/train-0-mtpxj", (EXAMPLES,), exit_status=0),
     GoldenCase("device-plugin-nodes", "pod/default/trainer", build=device_plugin_nodes),
+    GoldenCase("device-taint-rule", "pod/default/trainer", build=taint_rule_maintenance,
+               args=("--feature-gates", "DRADeviceTaintRules=true")),
 ]
 
 
@@ -114,7 +130,7 @@ def test_explain_golden(case: GoldenCase, tmp_path: Path, capsys: pytest.Capture
         cluster = tmp_path / "cluster.yaml"
         cluster.write_text(case.build())
         paths.append(cluster)
-    rc = main(["explain", case.target, *(a for p in paths for a in ("-f", str(p)))])
+    rc = main(["explain", case.target, *(a for p in paths for a in ("-f", str(p))), *case.args])
     captured = capsys.readouterr()
     assert captured.err == ""
     assert rc == case.exit_status

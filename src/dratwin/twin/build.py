@@ -20,6 +20,7 @@ from dratwin.api.core import Node, Pod
 from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 from dratwin.cluster.claims import claims_for_pod
+from dratwin.cluster.device_taint_rules import device_taint_view, untolerated_no_execute
 from dratwin.cluster.ordered_ready import created_now, waiting_notes
 from dratwin.cluster.pod_groups import pod_group_objects, pod_group_references
 from dratwin.cluster.roles import NodeRole, node_roles
@@ -78,7 +79,10 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
             record = state.add_claim(obj.raw)
             claims[(record.claim.metadata.namespace, record.claim.metadata.name)] = record.raw
         raws.append(obj.raw)
+    taints = device_taint_view(objects, state.slices, features)
+    state.use_tainted_slices(taints.slices, taints.sources)
     loaded = LoadedCluster(state)
+    loaded.notes += taints.notes
     expansion = expand_workloads(raws, rng)
     present = created_now(expansion.pods, expansion.ordered_after)
     loaded.waiting = present.waiting
@@ -93,6 +97,10 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
     by_owner = _claims_by_owner(claims)
     for order, raw in enumerate(present.pods):
         _add_pod(loaded, raw, order, templates, claims, by_owner, rng)
+    loaded.unmodelled += taints.warnings
+    if features.device_taints:
+        loaded.unmodelled += untolerated_no_execute((r.claim for r in state.claims.values()), state.slices,
+                                                    state.taint_sources)
     loaded.roles = node_roles((n.node for n in state.nodes.values()), state.slices)
     return loaded
 

@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dratwin.allocator.explain import Explanation, explain
+from dratwin.allocator.explain import Explanation, Reason, explain
 from dratwin.api.resource import DeviceClass, ResourceClaim
+from dratwin.cluster.device_taint_rules import taint_text
 from dratwin.cluster.roles import DEVICE_PLUGIN, FAMILIES, Family, plugin_resources
 from dratwin.scheduler.framework import Status
 from dratwin.scheduler.plugins.dynamic_resources import CANNOT_ALLOCATE
@@ -49,6 +50,7 @@ class NodeGroup:
             "reason": self.reason,
             "nodes": len(self.nodes),
             "nodeNames": self.nodes,
+            "lines": self.lines,
             "details": self.details,
         }
 
@@ -226,18 +228,45 @@ def _dra_groups(report: ScheduleReport, pod: str, nodes: Sequence[str]) -> list[
     allocator = Allocator(
         state.features, state.classes, state.slice_index, state.allocated, dra.compiler, state.device_views
     )
-    by_shape: dict[tuple[Any, ...], tuple[list[str], Explanation]] = {}
+    by_shape: dict[tuple[Any, ...], tuple[list[str], list[Explanation]]] = {}
     for name in nodes:
         found = explain(allocator, state.nodes[name].node, claims)
-        by_shape.setdefault(_signature(found), ([], found))[0].append(name)
+        names, explanations = by_shape.setdefault(_signature(found), ([], []))
+        names.append(name)
+        explanations.append(found)
     groups = []
-    for names, found in sorted(by_shape.values(), key=lambda item: -len(item[0])):
+    for names, explanations in sorted(by_shape.values(), key=lambda item: -len(item[0])):
+        found = explanations[0]  # the group's nodes read the same: show the first
         lines = [line[2:] if line.startswith("  ") else line for line in found.lines()[1:]]
+        lines += _taint_rule_lines(report, explanations)
         lines += _device_plugin_lines(report, names, claims)
         group = NodeGroup(DRA, f"{CANNOT_ALLOCATE}: {_node_free_verdict(found)}", names, lines)
         group.details = [r.to_dict() for r in found.requests]
         groups.append(group)
     return groups
+
+
+def _taint_rule_lines(report: ScheduleReport, explanations: Sequence[Explanation]) -> list[str]:
+    """Which DeviceTaintRule put the taints that turned devices down, on any node of the group (the allocator
+    only sees the taints)."""
+    sources = report.state.taint_sources
+    tainted: dict[str, list[str]] = {}
+    rejections = [j for found in explanations for request in found.requests for j in request.rejections]
+    for rejection in rejections:
+        if rejection.reason is not Reason.TAINT:
+            continue
+        for source in sources.get(rejection.device, []):
+            if taint_text(source.taint) in rejection.detail.split(", "):
+                devices = tainted.setdefault(str(source), [])
+                if str(rejection.device) not in devices:
+                    devices.append(str(rejection.device))
+    lines = []
+    for rule_taint, devices in tainted.items():
+        more = len(devices) - MAX_NAMES
+        which = ", ".join(devices[:MAX_NAMES]) + (f" and {more} more" if more > 0 else "")
+        verb = "is" if len(devices) == 1 else "are"
+        lines.append(f"device{'s' if len(devices) > 1 else ''} {which} {verb} tainted by {rule_taint}")
+    return lines
 
 
 def _device_plugin_lines(report: ScheduleReport, nodes: Sequence[str], claims: Sequence[ResourceClaim]) -> list[str]:
