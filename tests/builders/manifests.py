@@ -123,10 +123,18 @@ def gpu_slice(node_name: str, count: int, *, driver: str = GPU_DRIVER, memory: s
     }
 
 
-def gpu_request(name: str = "gpu", count: int = 1, device_class_name: str = GPU_CLASS, selector: str = "") -> Raw:
+def gpu_request(
+    name: str = "gpu",
+    count: int = 1,
+    device_class_name: str = GPU_CLASS,
+    selector: str = "",
+    tolerations: Iterable[Raw] = (),
+) -> Raw:
     exactly: Raw = {"deviceClassName": device_class_name, "allocationMode": "ExactCount", "count": count}
     if selector:
         exactly["selectors"] = [{"cel": {"expression": selector}}]
+    if tolerations:
+        exactly["tolerations"] = list(tolerations)
     return {"name": name, "exactly": exactly}
 
 
@@ -150,6 +158,23 @@ def resource_claim(name: str, *requests: Raw, namespace: str = "default") -> Raw
         "metadata": {"name": name, "namespace": namespace},
         "spec": claim_spec(*requests),
     }
+
+
+def device_taint_rule(
+    name: str,
+    key: str = "maintenance",
+    value: str = "true",
+    effect: str = "NoSchedule",
+    *,
+    version: str = "v1beta2",
+    **selector: str,
+) -> Raw:
+    """A DeviceTaintRule; ``selector`` (driver, pool, device) becomes its deviceSelector, none: no selector."""
+    spec: Raw = {"taint": {"key": key, "value": value, "effect": effect}}
+    if selector:
+        spec["deviceSelector"] = dict(selector)
+    return {"apiVersion": f"resource.k8s.io/{version}", "kind": "DeviceTaintRule", "metadata": {"name": name},
+            "spec": spec}
 
 
 def pod(
@@ -205,6 +230,22 @@ def pod(
     if labels:
         metadata["labels"] = dict(labels)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def stateful_set(name: str, replicas: int, *, policy: str = "", namespace: str = "default", **pod_args: Any) -> Raw:
+    """A StatefulSet whose pod template is :func:`pod` with ``pod_args``; ``policy`` is its podManagementPolicy
+    (unset: OrderedReady, the default)."""
+    template = pod(name, namespace=namespace, labels={"app": name}, **pod_args)
+    spec: Raw = {
+        "replicas": replicas,
+        "serviceName": name,
+        "selector": {"matchLabels": {"app": name}},
+        "template": {"metadata": {"labels": {"app": name}}, "spec": template["spec"]},
+    }
+    if policy:
+        spec["podManagementPolicy"] = policy
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name, "namespace": namespace},
+            "spec": spec}
 
 
 def priority_class(name: str, value: int, preemption_policy: str = "") -> Raw:

@@ -29,6 +29,8 @@ import pytest
 from tests.builders.manifests import (
     bound_pod_with_claim,
     claim_template,
+    device_class,
+    device_taint_rule,
     gpu_class,
     gpu_request,
     gpu_slice,
@@ -76,6 +78,30 @@ def cpu_or_devices() -> str:
     return manifest(objects)
 
 
+def device_plugin_nodes() -> str:
+    """Two nodes whose GPUs the NVIDIA device plugin serves and one with the DRA driver whose GPUs are
+    taken; the pod asks for a GPU through a claim."""
+    nvidia = device_class("gpu.nvidia.com", "device.driver == 'gpu.nvidia.com'")
+    objects: list[Any] = [nvidia, claim_template("one-gpu", gpu_request(device_class_name="gpu.nvidia.com"))]
+    objects += [node(f"g6-plugin-{i}", cpu="16", extended={"nvidia.com/gpu": "4"}) for i in range(2)]
+    objects += [node("p5-dra", cpu="16"), gpu_slice("p5-dra", 1, driver="gpu.nvidia.com")]
+    objects += bound_pod_with_claim("filler", "p5-dra", ["gpu-0"], driver="gpu.nvidia.com")
+    objects.append(pod("trainer", cpu="1", templates={"gpu": "one-gpu"}))
+    return manifest(objects)
+
+
+def taint_rule_maintenance() -> str:
+    """Three nodes with two GPUs each; a DeviceTaintRule per node puts two of them in maintenance (NoSchedule),
+    the third node's GPUs are taken; the pod's claim tolerates nothing."""
+    objects: list[Any] = [gpu_class(), claim_template("two-gpus", gpu_request(count=2))]
+    for i in range(3):
+        objects += [node(f"node-{i}", cpu="16"), gpu_slice(f"node-{i}", 2)]
+    objects += [device_taint_rule(f"drain-{p}", pool=p) for p in ("node-0", "node-1")]
+    objects += bound_pod_with_claim("filler", "node-2", ["gpu-0", "gpu-1"])
+    objects.append(pod("trainer", cpu="1", templates={"gpus": "two-gpus"}))
+    return manifest(objects)
+
+
 @dataclass(frozen=True)
 class GoldenCase:
     name: str
@@ -83,6 +109,7 @@ class GoldenCase:
     paths: tuple[Path, ...] = ()
     build: Callable[[], str] | None = None
     exit_status: int = 1
+    args: tuple[str, ...] = ()
 
 
 CASES = [
@@ -90,6 +117,9 @@ CASES = [
     GoldenCase("gpus-taken-everywhere", "pod/default/late", build=full_gpus),
     GoldenCase("cpu-or-devices", "pod/default/trainer", build=cpu_or_devices),
     GoldenCase("scheduled", "pod/ml/train-0-mtpxj", (EXAMPLES,), exit_status=0),
+    GoldenCase("device-plugin-nodes", "pod/default/trainer", build=device_plugin_nodes),
+    GoldenCase("device-taint-rule", "pod/default/trainer", build=taint_rule_maintenance,
+               args=("--feature-gates", "DRADeviceTaintRules=true")),
 ]
 
 
@@ -100,7 +130,7 @@ def test_explain_golden(case: GoldenCase, tmp_path: Path, capsys: pytest.Capture
         cluster = tmp_path / "cluster.yaml"
         cluster.write_text(case.build())
         paths.append(cluster)
-    rc = main(["explain", case.target, *(a for p in paths for a in ("-f", str(p)))])
+    rc = main(["explain", case.target, *(a for p in paths for a in ("-f", str(p))), *case.args])
     captured = capsys.readouterr()
     assert captured.err == ""
     assert rc == case.exit_status

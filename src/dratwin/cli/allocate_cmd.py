@@ -18,6 +18,7 @@ from dratwin.api.core import Node
 from dratwin.api.loader import LoadedObject, load_paths
 from dratwin.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from dratwin.cli.main import add_file_arguments
+from dratwin.cluster.device_taint_rules import device_taint_view
 from dratwin.errors import AllocationError, DratwinError, InputError
 
 S = TypeVar("S", bound=msgspec.Struct)
@@ -82,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
         features = Features.from_gates(args.feature_gates)
         objects = load_paths(args.paths, args.recursive)
         inputs = _collect(objects, args.node)
+        taints = device_taint_view(objects, inputs.slices, features)  # the slices as kube-scheduler sees them
+        inputs.slices = taints.slices
+        for warning in taints.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
         targets = _targets(inputs, args.claims)
         state = AllocatedState.from_claims((c for c, _ in inputs.claims.values()), features)
         allocator = Allocator(features, inputs.classes, inputs.slices, state)

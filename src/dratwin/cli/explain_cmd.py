@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     compiler = SelectorCompiler(list_type_attributes=features.list_type_attributes)
     loaded = load_cluster(load_paths(args.paths, args.recursive), features, random.Random(args.seed))
     options = Options(args.seed, ScoringStrategy(args.scoring), args.percentage_of_nodes_to_score)
-    known = loaded.state.pods if kind == "pod" else loaded.state.claims
+    known = {**loaded.state.pods, **dict.fromkeys(loaded.waiting)} if kind == "pod" else loaded.state.claims
     if key not in known:
         raise InputError(f"{kind} {key} is not in the input (after running the controllers); "
                          f"{kind}s: {', '.join(sorted(known)[:10]) or 'none'}")

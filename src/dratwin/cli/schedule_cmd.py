@@ -23,6 +23,12 @@ examples:
       what a real cluster would do with a new workload
   dratwin schedule -f examples/ -o yaml
       every pod and claim as the API server would store them (spec.nodeName, status.allocation, ...)
+  dratwin schedule -f cluster.yaml --feature-gates DRADeviceTaintRules=true
+      with the taints of DeviceTaintRules on their devices (the gate is beta and off by default in 1.36)
+
+The result is the cluster right after `kubectl apply`: no kubelet runs, so an OrderedReady StatefulSet has
+only its first pod yet. Kinds dratwin does not model (MPIJob, JobSet, ComputeDomain, Kueue, ...) are
+listed as warnings, never dropped silently.
 
 exit status: 0 every pod scheduled, 1 some pod stays pending or is refused at admission, 2 bad input
 """

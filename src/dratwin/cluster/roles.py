@@ -28,6 +28,7 @@ class Family:
     label: str | None
     drivers: frozenset[str]
     resources: tuple[str, ...]
+    devices: str  # what the family's devices are called in messages
 
     def counts_device(self, driver: str, device: Device) -> bool:
         if driver not in self.drivers:
@@ -40,10 +41,16 @@ class Family:
 
 
 FAMILIES = (
-    Family("nvidia", "eks.amazonaws.com/device-manager-nvidia", frozenset({"gpu.nvidia.com"}), ("nvidia.com/gpu",)),
-    Family("efa", "eks.amazonaws.com/device-manager-efa", frozenset({"dra.net"}), ("vpc.amazonaws.com/efa",)),
     Family(
-        "neuron", None, frozenset({"neuron.aws.com"}), ("aws.amazon.com/neuron", "aws.amazon.com/neurondevice")
+        "nvidia", "eks.amazonaws.com/device-manager-nvidia", frozenset({"gpu.nvidia.com"}), ("nvidia.com/gpu",), "GPUs"
+    ),
+    Family(
+        "efa", "eks.amazonaws.com/device-manager-efa", frozenset({"dra.net"}), ("vpc.amazonaws.com/efa",),
+        "EFA adapters",
+    ),
+    Family(
+        "neuron", None, frozenset({"neuron.aws.com"}), ("aws.amazon.com/neuron", "aws.amazon.com/neurondevice"),
+        "Neuron devices",
     ),
 )
 
@@ -105,11 +112,18 @@ def conflicts(roles: Iterable[NodeRole]) -> list[NodeRole]:
 
 
 def _plugin_count(resources: Mapping[str, str | int | float], family: Family) -> int:
-    total = 0
+    return sum(count for _, count in plugin_resources(resources, family))
+
+
+def plugin_resources(resources: Mapping[str, str | int | float], family: Family) -> list[tuple[str, int]]:
+    """The family's extended resources that a device plugin advertises in ``resources``, with their counts."""
+    found = []
     for name in family.resources:
         if name in resources:
-            total += int(Quantity.parse(resources[name]).value)
-    return total
+            count = int(Quantity.parse(resources[name]).value)
+            if count > 0:
+                found.append((name, count))
+    return found
 
 
 def _dra_device_counts(slices: Sequence[ResourceSlice]) -> dict[tuple[str, str], int]:

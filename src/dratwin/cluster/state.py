@@ -32,6 +32,7 @@ from dratwin.cluster.claims import (
     release_after_pod_deletion,
     reserve,
 )
+from dratwin.cluster.device_taint_rules import RuleTaint
 from dratwin.scheduler.framework import NodeInfo, PodInfo
 from dratwin.scheduler.resources import add_pod, remove_pod
 
@@ -82,6 +83,8 @@ class ClusterState:
     dra_version: dict[str, int] = field(default_factory=dict)
     dra_global_version: int = 0
     device_views: dict[int, CelDevice] = field(default_factory=dict)
+    # The DeviceTaintRules behind the taints of a device in ``slices`` (for explanations).
+    taint_sources: dict[DeviceID, list[RuleTaint]] = field(default_factory=dict)
     _index: SliceIndex | None = None
     _pool_nodes: dict[tuple[str, str], str | None] = field(default_factory=dict)
 
@@ -114,6 +117,14 @@ class ClusterState:
         self.slices.append(resource_slice)
         self._index = None
         self.record("Added", "ResourceSlice", resource_slice.metadata.name)
+
+    def use_tainted_slices(self, slices: list[ResourceSlice], sources: dict[DeviceID, list[RuleTaint]]) -> None:
+        """Replace the slices by the view the scheduler gets (DeviceTaintRules applied): every reader of the
+        state (scheduler, explanations, reports) then sees the same taints."""
+        self.slices = slices
+        self.taint_sources = sources
+        self._index = None
+        self.device_views.clear()
 
     def add_claim(self, raw: Raw) -> ClaimRecord:
         claim = _decode_claim(raw)

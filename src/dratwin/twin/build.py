@@ -20,7 +20,11 @@ from dratwin.api.core import Node, Pod
 from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 from dratwin.cluster.claims import claims_for_pod
+from dratwin.cluster.device_taint_rules import device_taint_view, untolerated_no_execute
+from dratwin.cluster.ordered_ready import created_now, waiting_notes
+from dratwin.cluster.pod_groups import pod_group_objects, pod_group_references
 from dratwin.cluster.roles import NodeRole, node_roles
+from dratwin.cluster.skipped import skipped_objects
 from dratwin.cluster.state import ClusterState, PodRecord
 from dratwin.cluster.workloads import expand_workloads
 from dratwin.scheduler.framework import NodeInfo, PodInfo
@@ -47,6 +51,7 @@ class LoadedCluster:
     rejections: list[str] = field(default_factory=list)  # objects the API server would refuse
     roles: list[NodeRole] = field(default_factory=list)
     unmodelled: list[str] = field(default_factory=list)  # constraints of the pods the twin ignores
+    waiting: dict[str, str] = field(default_factory=dict)  # pods a controller has not created yet -> the pod before
 
 
 def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: random.Random) -> LoadedCluster:
@@ -74,17 +79,40 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
             record = state.add_claim(obj.raw)
             claims[(record.claim.metadata.namespace, record.claim.metadata.name)] = record.raw
         raws.append(obj.raw)
+    taints = device_taint_view(objects, state.slices, features)
+    state.use_tainted_slices(taints.slices, taints.sources)
     loaded = LoadedCluster(state)
+    loaded.notes += taints.notes
     expansion = expand_workloads(raws, rng)
-    loaded.notes += [str(n) for n in expansion.notes]
+    present = created_now(expansion.pods, expansion.ordered_after)
+    loaded.waiting = present.waiting
+    loaded.notes += [str(n) for n in expansion.notes] + waiting_notes(expansion.pods, present.waiting)
     loaded.rejections += [str(r) for r in expansion.rejections]
-    loaded.unmodelled = unmodelled_constraints(expansion.pods)
+    loaded.unmodelled = [
+        *unmodelled_constraints(present.pods),
+        *pod_group_references(present.pods),
+        *pod_group_objects(objects),
+        *skipped_objects(objects, READ_ELSEWHERE),
+    ]
     by_owner = _claims_by_owner(claims)
-    for order, raw in enumerate(expansion.pods):
+    for order, raw in enumerate(present.pods):
         _add_pod(loaded, raw, order, templates, claims, by_owner, rng)
+    loaded.unmodelled += taints.warnings
+    if features.device_taints:
+        loaded.unmodelled += untolerated_no_execute((r.claim for r in state.claims.values()), state.slices,
+                                                    state.taint_sources)
     loaded.roles = node_roles((n.node for n in state.nodes.values()), state.slices)
     return loaded
 
+
+# Kinds that classify does not check but that the twin reads (the workload controllers' PriorityClasses) or
+# reports on its own (Workload, PodGroup, DeviceTaintRule): not listed as skipped.
+READ_ELSEWHERE = frozenset({
+    ("scheduling.k8s.io", "PriorityClass"),
+    ("scheduling.k8s.io", "Workload"),
+    ("scheduling.k8s.io", "PodGroup"),
+    ("resource.k8s.io", "DeviceTaintRule"),
+})
 
 # Pod fields that change where a real scheduler puts a pod and that the twin does not model yet: the
 # path of each, read from spec then (for affinity) one level down.
@@ -127,7 +155,10 @@ def add_pods(loaded: LoadedCluster, pods: Sequence[Raw], rng: random.Random) -> 
     templates = {(k.split("/")[0], k.split("/")[1]): msgspec.to_builtins(t) for k, t in state.templates.items()}
     claims = {(r.claim.metadata.namespace, r.claim.metadata.name): r.raw for r in state.claims.values()}
     order = len(state.pods) + len(loaded.pending)
-    for offset, raw in enumerate(expand_workloads(list(pods), rng).pods):
+    expansion = expand_workloads(list(pods), rng)
+    present = created_now(expansion.pods, expansion.ordered_after)
+    loaded.waiting.update(present.waiting)
+    for offset, raw in enumerate(present.pods):
         _add_pod(loaded, raw, order + offset, templates, claims, {}, rng)
 
 

@@ -13,8 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dratwin.allocator.explain import Explanation, explain
-from dratwin.api.resource import ResourceClaim
+from dratwin.allocator.explain import Explanation, Reason, explain
+from dratwin.api.resource import DeviceClass, ResourceClaim
+from dratwin.cluster.device_taint_rules import taint_text
+from dratwin.cluster.roles import DEVICE_PLUGIN, FAMILIES, Family, plugin_resources
 from dratwin.scheduler.framework import Status
 from dratwin.scheduler.plugins.dynamic_resources import CANNOT_ALLOCATE
 from dratwin.scheduler.plugins.dynamic_resources import NAME as DRA
@@ -48,6 +50,7 @@ class NodeGroup:
             "reason": self.reason,
             "nodes": len(self.nodes),
             "nodeNames": self.nodes,
+            "lines": self.lines,
             "details": self.details,
         }
 
@@ -55,7 +58,7 @@ class NodeGroup:
 @dataclass
 class PodExplanation:
     pod: str
-    status: str  # Scheduled | Pending | Blocked | Unknown
+    status: str  # Scheduled | Pending | NotCreated | Unknown
     summary: str
     node: str | None = None
     devices: list[str] = field(default_factory=list)
@@ -87,11 +90,26 @@ class PodExplanation:
 
 
 def explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
+    """Why ``pod`` is where it is, followed by what the twin ignored or the cluster would refuse in the
+    input (skipped kinds, constraints not modelled): they may be the reason."""
+    explanation = _explain_pod(report, pod)
+    explanation.notes += report.loaded.unmodelled
+    return explanation
+
+
+def _explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
     state = report.state
     blocked = [b.reason for b in report.loaded.blocked if b.pod == pod]
     attempt = report.attempt_of(pod)
     if attempt is None:
         record = state.pods.get(pod)
+        if record is None and pod in report.loaded.waiting:
+            before = report.loaded.waiting[pod]
+            summary = (f"not created yet: its StatefulSet (podManagementPolicy OrderedReady) creates it once {before} "
+                       "is Running and Ready")
+            listed = re.compile(rf"[:,] {re.escape(pod.split('/', 1)[1])}(,| not created yet)")
+            notes = [n for n in report.loaded.notes if listed.search(n)]
+            return PodExplanation(pod, "NotCreated", summary, notes=notes)
         if record is None:
             raise KeyError(pod)
         node = record.pod.spec.node_name
@@ -105,11 +123,7 @@ def explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
         return PodExplanation(pod, "Unknown", "not scheduled in this run", notes=blocked)
     if attempt.scheduled:
         conflict = [r.warning() for r in report.loaded.roles if r.node == attempt.node and r.conflict]
-        devices = [
-            f"{claim}/{r.request}: {r.driver}/{r.pool}/{r.device}"
-            for claim, allocation in attempt.allocations.items()
-            for r in allocation.devices.results
-        ]
+        devices = report.devices_of(attempt)
         return PodExplanation(pod, "Scheduled", f"bound to node {attempt.node}", attempt.node, devices, notes=conflict)
     explanation = PodExplanation(pod, "Pending", attempt.message, notes=blocked)
     if attempt.diagnosis is not None and attempt.diagnosis.pre_filter is not None:
@@ -206,23 +220,96 @@ def _dra_groups(report: ScheduleReport, pod: str, nodes: Sequence[str]) -> list[
     dra = report.dra
     claims = _pending_claims(report, pod)
     if dra is None or not claims:
-        return [NodeGroup(DRA, CANNOT_ALLOCATE, list(nodes))]
+        group = NodeGroup(DRA, CANNOT_ALLOCATE, list(nodes))
+        group.lines = _device_plugin_lines(report, nodes, claims)
+        return [group]
     from dratwin.allocator import Allocator
 
     allocator = Allocator(
         state.features, state.classes, state.slice_index, state.allocated, dra.compiler, state.device_views
     )
-    by_shape: dict[tuple[Any, ...], tuple[list[str], Explanation]] = {}
+    by_shape: dict[tuple[Any, ...], tuple[list[str], list[Explanation]]] = {}
     for name in nodes:
         found = explain(allocator, state.nodes[name].node, claims)
-        by_shape.setdefault(_signature(found), ([], found))[0].append(name)
+        names, explanations = by_shape.setdefault(_signature(found), ([], []))
+        names.append(name)
+        explanations.append(found)
     groups = []
-    for names, found in sorted(by_shape.values(), key=lambda item: -len(item[0])):
+    for names, explanations in sorted(by_shape.values(), key=lambda item: -len(item[0])):
+        found = explanations[0]  # the group's nodes read the same: show the first
         lines = [line[2:] if line.startswith("  ") else line for line in found.lines()[1:]]
+        lines += _taint_rule_lines(report, explanations)
+        lines += _device_plugin_lines(report, names, claims)
         group = NodeGroup(DRA, f"{CANNOT_ALLOCATE}: {_node_free_verdict(found)}", names, lines)
         group.details = [r.to_dict() for r in found.requests]
         groups.append(group)
     return groups
+
+
+def _taint_rule_lines(report: ScheduleReport, explanations: Sequence[Explanation]) -> list[str]:
+    """Which DeviceTaintRule put the taints that turned devices down, on any node of the group (the allocator
+    only sees the taints)."""
+    sources = report.state.taint_sources
+    tainted: dict[str, list[str]] = {}
+    rejections = [j for found in explanations for request in found.requests for j in request.rejections]
+    for rejection in rejections:
+        if rejection.reason is not Reason.TAINT:
+            continue
+        for source in sources.get(rejection.device, []):
+            if taint_text(source.taint) in rejection.detail.split(", "):
+                devices = tainted.setdefault(str(source), [])
+                if str(rejection.device) not in devices:
+                    devices.append(str(rejection.device))
+    lines = []
+    for rule_taint, devices in tainted.items():
+        more = len(devices) - MAX_NAMES
+        which = ", ".join(devices[:MAX_NAMES]) + (f" and {more} more" if more > 0 else "")
+        verb = "is" if len(devices) == 1 else "are"
+        lines.append(f"device{'s' if len(devices) > 1 else ''} {which} {verb} tainted by {rule_taint}")
+    return lines
+
+
+def _device_plugin_lines(report: ScheduleReport, nodes: Sequence[str], claims: Sequence[ResourceClaim]) -> list[str]:
+    """Nodes whose devices of a family the claims ask for are served by the device plugin only: no
+    ResourceSlice publishes them, so no claim can ever get them there, whatever the selectors say."""
+    plugin_only = {(r.node, r.family) for r in report.loaded.roles if r.manager == DEVICE_PLUGIN}
+    asked = _families_asked(report.state.classes, claims)
+    served: dict[tuple[str, str, int], list[str]] = {}
+    for name in nodes:
+        for family in asked:
+            if (name, family.name) not in plugin_only:
+                continue
+            node = report.state.nodes[name].node
+            for resource, count in plugin_resources(node.status.allocatable or node.status.capacity, family):
+                served.setdefault((family.devices, resource, count), []).append(name)
+    lines = []
+    for (devices, resource, count), names in served.items():
+        more = len(names) - MAX_NAMES
+        which = ", ".join(names[:MAX_NAMES]) + (f" and {more} more" if more > 0 else "")
+        whose, each = ("its", "") if len(names) == 1 else ("their", " each")
+        lines.append(
+            f"node{'s' if len(names) > 1 else ''} {which}: {whose} {devices} are served by the device plugin "
+            f"({resource}: {count} allocatable{each}), not by a DRA driver: no ResourceSlice publishes them; "
+            f"request {resource} in the container, or run the DRA driver there"
+        )
+    return lines
+
+
+def _families_asked(classes: dict[str, DeviceClass], claims: Sequence[ResourceClaim]) -> list[Family]:
+    """The device families the claims' requests name (a family's driver in the class name or in a class or
+    request selector); all families when no request names one, since a selector may pick any driver."""
+    texts = []
+    for claim in claims:
+        for request in claim.spec.devices.requests:
+            for view in [request.exactly, *(request.first_available or [])]:
+                if view is None:
+                    continue
+                device_class = classes.get(view.device_class_name)
+                selectors = [*(device_class.spec.selectors if device_class else []), *view.selectors]
+                texts.append(" ".join([view.device_class_name, *(s.cel.expression for s in selectors if s.cel)]))
+    text = " ".join(texts)
+    named = [f for f in FAMILIES if any(driver in text for driver in f.drivers)]
+    return named or list(FAMILIES)
 
 
 def _signature(found: Explanation) -> tuple[Any, ...]:
@@ -261,7 +348,14 @@ def _pending_claims(report: ScheduleReport, pod: str) -> list[ResourceClaim]:
 
 
 def explain_claim(report: ScheduleReport, key: str) -> PodExplanation:
-    """A claim: its allocation, or why it has none (through the pods that use it)."""
+    """A claim: its allocation, or why it has none (through the pods that use it); then, as for a pod, what
+    the twin ignored in the input."""
+    explanation = _explain_claim(report, key)
+    explanation.notes += report.loaded.unmodelled
+    return explanation
+
+
+def _explain_claim(report: ScheduleReport, key: str) -> PodExplanation:
     state = report.state
     record = state.claims.get(key)
     if record is None:
@@ -287,7 +381,7 @@ def explain_claim(report: ScheduleReport, key: str) -> PodExplanation:
             "Pending",
             "no pod uses this claim: the scheduler allocates a claim when it schedules the first pod using it",
         )
-    explanations = [explain_pod(report, user) for user in users]
+    explanations = [_explain_pod(report, user) for user in users]
     first = explanations[0]
     return PodExplanation(
         f"claim {key}",

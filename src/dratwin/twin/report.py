@@ -46,7 +46,7 @@ def summary(report: ScheduleReport, compiler: SelectorCompiler) -> dict[str, Any
     return {
         "apiVersion": "dratwin/v1",
         "kind": "ScheduleReport",
-        "scheduled": [{"pod": a.pod, "node": a.node, "devices": _devices(a.allocations)} for a in scheduled],
+        "scheduled": [{"pod": a.pod, "node": a.node, "devices": report.devices_of(a)} for a in scheduled],
         "unschedulable": [
             {"pod": a.pod, "message": a.message, "error": a.error or None} for a in report.attempts if not a.scheduled
         ],
@@ -69,7 +69,7 @@ def render_table(report: ScheduleReport, compiler: SelectorCompiler) -> str:
     if scheduled:
         rows: list[tuple[str, ...]] = [("POD", "NODE", "DEVICES")]
         for attempt in scheduled:
-            devices = _devices(attempt.allocations) + _plugin_devices(state, attempt.pod)
+            devices = report.devices_of(attempt) + _plugin_devices(state, attempt.pod)
             first = devices[0] if devices else "-"
             rows.append((attempt.pod, attempt.node or "", first))
             rows.extend(("", "", more) for more in devices[1:])
@@ -130,14 +130,6 @@ def class_usage(state: ClusterState, compiler: SelectorCompiler) -> list[ClassUs
 
 def _in_use(state: ClusterState, device: DeviceID) -> int:
     return int(device in state.allocated.exclusive or device in state.allocated.aggregated_capacity)
-
-
-def _devices(allocations: dict[str, Any]) -> list[str]:
-    out = []
-    for claim, allocation in allocations.items():
-        for result in allocation.devices.results:
-            out.append(f"{claim}/{result.request}: {result.driver}/{result.pool}/{result.device}")
-    return out
 
 
 def _plugin_devices(state: ClusterState, pod: str) -> list[str]:

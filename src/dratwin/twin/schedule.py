@@ -20,7 +20,7 @@ import msgspec
 from dratwin.api.core import Pod
 from dratwin.api.resource import AllocationResult, ResourceClaim
 from dratwin.cel import SelectorCompiler
-from dratwin.cluster.state import ClusterState
+from dratwin.cluster.state import ClusterState, pod_claim_keys
 from dratwin.scheduler.framework import PodInfo
 from dratwin.scheduler.plugins.dynamic_resources import DynamicResources, ExtendedRequest
 from dratwin.scheduler.plugins.node_affinity import NodeAffinity
@@ -58,6 +58,34 @@ class ScheduleReport:
 
     def attempt_of(self, pod: str) -> Attempt | None:
         return next((a for a in self.attempts if a.pod == pod), None)
+
+    def devices_of(self, attempt: Attempt) -> list[str]:
+        """``claim/request: driver/pool/device`` for every claim the pod uses.
+
+        A claim shared by several pods is allocated once, when the first of them is scheduled; the others
+        reuse that allocation, so their attempts allocate nothing: the devices are read from the claims
+        the bound pod references. A pod that was evicted later in the run keeps what it got when it was
+        scheduled."""
+        record = self.state.pods.get(attempt.pod)
+        if record is None or record.pod.spec.node_name != attempt.node:
+            return device_lines(attempt.allocations)
+        allocations = {}
+        for key in pod_claim_keys(record.pod):
+            claim = self.state.claims.get(key)
+            allocation = claim.claim.status.allocation if claim is not None else None
+            if allocation is None:
+                allocation = attempt.allocations.get(key)
+            if allocation is not None:
+                allocations[key] = allocation
+        return device_lines(allocations)
+
+
+def device_lines(allocations: dict[str, AllocationResult]) -> list[str]:
+    return [
+        f"{claim}/{result.request}: {result.driver}/{result.pool}/{result.device}"
+        for claim, allocation in allocations.items()
+        for result in allocation.devices.results
+    ]
 
 
 def default_profile(cluster: ClusterState, options: Options, compiler: SelectorCompiler | None = None) -> Profile:
