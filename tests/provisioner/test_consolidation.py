@@ -20,6 +20,7 @@ from dratwin.allocator.features import Features
 from dratwin.api.loader import load_text
 from dratwin.catalog import load_catalog
 from dratwin.cluster.generate import GenerateOptions, MigRequest, NodeGroup, generate
+from dratwin.provisioner.budgets import Budget, Cron, NodePoolPolicy, go_duration
 from dratwin.provisioner.candidates import Offering
 from dratwin.provisioner.consolidation import (
     DELETE,
@@ -27,12 +28,8 @@ from dratwin.provisioner.consolidation import (
     MULTI_NODE,
     REPLACE,
     SINGLE_NODE,
-    Budget,
     ConsolidationPlan,
-    Cron,
-    NodePoolPolicy,
     consolidate,
-    go_duration,
 )
 from dratwin.twin.build import LoadedCluster, load_cluster
 from dratwin.twin.plan import PlanOptions, read_pool
