@@ -64,6 +64,7 @@ import msgspec
 from dratwin.allocator import Features
 from dratwin.allocator.state import AllocatedState
 from dratwin.api.resource import AllocationResult, DeviceClass, ResourceClaim
+from dratwin.catalog import Catalog, InstanceType, load_catalog
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.state import ClaimRecord, ClusterState, PodRecord, pod_claim_keys
 from dratwin.provisioner.budgets import (
@@ -75,6 +76,7 @@ from dratwin.provisioner.budgets import (
     utc,
 )
 from dratwin.provisioner.candidates import CAPACITY_TYPE, INSTANCE_TYPE_LABEL, NODEPOOL_LABEL, ZONE_LABEL, Template
+from dratwin.provisioner.drift import Drift, drift_of
 from dratwin.provisioner.solver import PlannedClaim, PodToPlace, Pool, Solver, Unplaced
 from dratwin.scheduler.framework import CycleState, NodeInfo, PodInfo
 from dratwin.scheduler.plugins.dynamic_resources import ExtendedRequest
@@ -91,7 +93,8 @@ POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 
 EMPTY = "Empty"  # Karpenter's disruption reasons, as budgets name them
 UNDERUTILIZED = "Underutilized"
-EMPTINESS, MULTI_NODE, SINGLE_NODE = "emptiness", "multi-node", "single-node"
+DRIFTED = "Drifted"
+EMPTINESS, DRIFT, MULTI_NODE, SINGLE_NODE = "emptiness", "drift", "multi-node", "single-node"
 DELETE, REPLACE = "delete", "replace"
 
 
@@ -105,7 +108,8 @@ CAPACITY_ORDER = ("reserved", "spot", "on-demand")  # Offerings.WorstLaunchPrice
 
 @dataclass(frozen=True)
 class NodeCost:
-    """A node taken out: what it is and what it costs (0 when its offering has no known price)."""
+    """A node taken out: what it is and what it costs (its catalog offering's price; the list price of a type EC2
+    no longer offers; 0 when the catalog has neither)."""
 
     name: str
     nodepool: str
@@ -126,16 +130,28 @@ class Replacement:
     options: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class DriftedNode:
+    """An existing node Karpenter marks Drifted, and what it costs now (from the catalog)."""
+
+    name: str
+    nodepool: str
+    instance_type: str
+    price: float
+    drift: Drift
+
+
 @dataclass
 class Action:
-    method: str  # emptiness | multi-node | single-node
-    reason: str  # the disruption reason budgets count it under: Empty | Underutilized
+    method: str  # emptiness | drift | multi-node | single-node
+    reason: str  # the disruption reason budgets count it under: Empty | Drifted | Underutilized
     decision: str  # delete | replace
     nodes: list[NodeCost]
-    replacement: Replacement | None
+    replacement: Replacement | None  # the first (for drift: the cheapest) of the NodeClaims launched
     destinations: dict[str, str]  # pod -> the node it moves to ("new <type>" for the replacement)
-    savings_per_hour: float
+    savings_per_hour: float  # negative when a drift replacement costs more than the node it replaces
     sentence: str
+    more_replacements: list[Replacement] = field(default_factory=list)  # drift: the other new NodeClaims
 
 
 @dataclass
@@ -144,6 +160,7 @@ class ConsolidationPlan:
     savings_per_hour: float
     blocked: list[tuple[str, str]]  # (node, why Karpenter leaves it) for every Karpenter node kept
     notes: list[str] = field(default_factory=list)
+    drifted: list[DriftedNode] = field(default_factory=list)  # every existing node Karpenter marks Drifted
 
     def lines(self) -> list[str]:
         """The plan as sentences: the actions in order, then one ``keep`` line per node left alone."""
@@ -163,6 +180,8 @@ def consolidate(
     now: datetime | None = None,
     *,
     spot_to_spot: bool = False,
+    catalog: Catalog | None = None,
+    node_classes: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ConsolidationPlan:
     """What Karpenter's disruption controller would do to ``cluster`` now (see the module docstring).
 
@@ -170,10 +189,14 @@ def consolidate(
     replacements; ``nodepools_raw``: the NodePool objects, for their disruption settings. ``now``: the clock
     for budget schedules, ``consolidateAfter`` and duration-valued ``do-not-disrupt``; without it scheduled
     budgets count as active, ``consolidateAfter`` as elapsed and duration ``do-not-disrupt`` as active.
-    ``spot_to_spot``: Karpenter's SpotToSpotConsolidation feature gate."""
+    ``spot_to_spot``: Karpenter's SpotToSpotConsolidation feature gate. ``catalog``: where the nodes' prices
+    come from (the packaged one by default), whatever their NodePool allows now; ``node_classes``: the
+    EC2NodeClasses (raw, by name), for their drift."""
     compiler = compiler or SelectorCompiler(list_type_attributes=features.list_type_attributes)
     policies = {p.name: p for p in (NodePoolPolicy.read(raw) for raw in nodepools_raw)}
-    ctx = _Context(list(pools), policies, features, dict(classes), compiler, utc(now) if now else None, spot_to_spot)
+    ctx = _Context(list(pools), policies, features, dict(classes), compiler, utc(now) if now else None, spot_to_spot,
+                   catalog or load_catalog())
+    ctx.drift = _drifts(cluster, nodepools_raw, node_classes or {})
     ctx.notes += _policy_notes(policies, now)
     world = _World(_fork(cluster), _budget_nodes(cluster))
     actions: list[Action] = []
@@ -182,10 +205,11 @@ def consolidate(
         command = _next_command(ctx, world, blocked)
         if command is None:
             break
-        actions.append(_describe(command))
+        actions.append(_describe(command, ctx.drift))
         _apply(world, command)
     kept = [(name, reason) for name, reason in sorted(blocked.items()) if name in world.state.nodes]
-    return ConsolidationPlan(actions, sum(a.savings_per_hour for a in actions), kept, ctx.notes)
+    drifted = [_drifted_node(ctx, cluster, name, drift) for name, drift in sorted(ctx.drift.items())]
+    return ConsolidationPlan(actions, sum(a.savings_per_hour for a in actions), kept, ctx.notes, drifted)
 
 
 @dataclass
@@ -197,7 +221,9 @@ class _Context:
     compiler: SelectorCompiler
     now: datetime | None
     spot_to_spot: bool
+    catalog: Catalog
     notes: list[str] = field(default_factory=list)
+    drift: dict[str, Drift] = field(default_factory=dict)  # node -> why Karpenter marks it Drifted
 
 
 @dataclass(frozen=True)
@@ -228,11 +254,12 @@ class _Candidate:
     info: NodeInfo
     policy: NodePoolPolicy
     instance_type: str
-    template: Template | None
+    instance: InstanceType | None  # the type as the catalog has it (None: not in the catalog)
     zone: str
     capacity_type: str
-    price: float
+    price: float  # Karpenter's: its offering's price, 0 without one
     priced: bool
+    listed_price: float  # what the plan reports: the offering's price, else the type's last list price
     reschedulable: list[str]
     reschedule_cost: float  # 1 + the positive eviction costs of its reschedulable pods
     disruption_cost: float  # the eviction costs of all its pods
@@ -271,10 +298,11 @@ class _Command:
     simulation: _Simulation | None = None
     replacement: PlannedClaim | None = None
     options: list[Template] = field(default_factory=list)  # cheaper types kept, cheapest first
+    drift_claims: list[PlannedClaim] = field(default_factory=list)  # drift: every NodeClaim it launches
 
     @property
     def decision(self) -> str:
-        return REPLACE if self.replacement is not None else DELETE
+        return REPLACE if self.replacement is not None or self.drift_claims else DELETE
 
 
 def _next_command(ctx: _Context, world: _World, blocked: dict[str, str]) -> _Command | None:
@@ -282,11 +310,18 @@ def _next_command(ctx: _Context, world: _World, blocked: dict[str, str]) -> _Com
     empty = _emptiness(ctx, world, candidates, blocked)
     if empty is not None:
         return empty
+    held_back: dict[str, str] = {}  # why drift left a drifted node: said first, before what consolidation says
+    drift = _drift(ctx, world, candidates, held_back)
+    if drift is not None:
+        return drift
     consolidatable = [c for c in candidates if _consolidation_ok(ctx, world, c, blocked)]
     budgets = _budget_mapping(ctx, world, UNDERUTILIZED)
-    return _multi_node(ctx, world, consolidatable, budgets) or _single_node(
+    command = _multi_node(ctx, world, consolidatable, budgets) or _single_node(
         ctx, world, consolidatable, budgets, blocked
     )
+    for name, why in held_back.items():
+        blocked[name] = f"{why}; {blocked[name]}" if name in blocked else why
+    return command
 
 
 # ---- candidates ----------------------------------------------------------------------------------------
@@ -309,13 +344,9 @@ def _candidates(ctx: _Context, world: _World, blocked: dict[str, str]) -> list[_
             continue
         policy = ctx.policies[pool_name]
         type_name = labels.get(INSTANCE_TYPE_LABEL, "")
-        template = _template(ctx.pools, pool_name, type_name)
+        instance = ctx.catalog.get(type_name) if type_name in ctx.catalog else None
         zone, capacity_type = labels.get(ZONE_LABEL, ""), labels.get(CAPACITY_TYPE, "")
-        offering = (
-            next((o for o in template.offerings if (o.zone, o.capacity_type) == (zone, capacity_type)), None)
-            if template is not None
-            else None
-        )
+        price, priced = node_price(instance, zone, capacity_type)
         reschedulable, cost, total = [], 1.0, 0.0
         for pod in info.pods:
             record = state.pods[pod.key]
@@ -330,11 +361,12 @@ def _candidates(ctx: _Context, world: _World, blocked: dict[str, str]) -> list[_
                 info,
                 policy,
                 type_name,
-                template,
+                instance,
                 zone,
                 capacity_type,
-                offering.price if offering is not None else 0.0,
-                offering is not None,
+                price if priced else 0.0,
+                priced,
+                price,
                 reschedulable,
                 cost,
                 total,
@@ -393,8 +425,9 @@ def _consolidation_ok(ctx: _Context, world: _World, candidate: _Candidate, block
     problem = ""
     if policy.static:
         problem = f"NodePool {policy.name} is static (spec.replicas): only drift replaces its nodes"
-    elif candidate.template is None:
-        problem = f'instance type "{candidate.instance_type}" not found among the instance types of the NodePools'
+    elif candidate.instance is None:
+        problem = (f'instance type "{candidate.instance_type}" not found in the catalog (give it with --catalog, see '
+                   "dratwin/data/CATALOG.md)")
     elif CAPACITY_TYPE not in labels:
         problem = f'node does not have label "{CAPACITY_TYPE}"'
     elif ZONE_LABEL not in labels:
@@ -437,16 +470,6 @@ def _last_pod_event(state: ClusterState, name: str) -> datetime | None:
         times.append(_timestamp(status.get("startTime") or meta.get("creationTimestamp")))
     known = [t for t in times if t is not None]
     return max(known) if known else None
-
-
-def _template(pools: Sequence[Pool], pool_name: str, type_name: str) -> Template | None:
-    """The node's instance type as its NodePool offers it (else as another NodePool does: same catalog)."""
-    ordered = sorted(pools, key=lambda p: p.name != pool_name)
-    for pool in ordered:
-        for template in pool.templates:
-            if template.instance_type.name == type_name:
-                return template
-    return None
 
 
 def _sorted(candidates: Iterable[_Candidate]) -> list[_Candidate]:
@@ -516,6 +539,32 @@ def _emptiness(ctx: _Context, world: _World, candidates: list[_Candidate], block
         taken.append(candidate)
         allowance.left -= 1
     return _Command(EMPTINESS, EMPTY, taken) if taken else None
+
+
+def _drift(ctx: _Context, world: _World, candidates: list[_Candidate], blocked: dict[str, str]) -> _Command | None:
+    """``Drift.ComputeCommands``: the first drifted candidate (empty ones first; upstream orders the rest by when
+    they drifted, unknown here: by name) that the Drifted budgets allow and whose pods all fit on other nodes or
+    new NodeClaims. Those are launched whatever they cost: drift is not a price decision."""
+    drifted = [c for c in candidates if c.name in ctx.drift]
+    if not drifted:
+        return None
+    budgets = _budget_mapping(ctx, world, DRIFTED)
+    for candidate in sorted(drifted, key=lambda c: (not c.empty, c.name)):
+        reason = ctx.drift[candidate.name].reason
+        if candidate.policy.static:
+            blocked[candidate.name] = (f"drifted ({reason}); NodePool {candidate.policy.name} is static: Karpenter "
+                                       "replaces it one for one (StaticDrift), which the plan does not simulate")
+            continue
+        allowance = budgets[candidate.policy.name]
+        if allowance.left == 0:
+            blocked[candidate.name] = f"drifted ({reason}), but {allowance.explanation}"
+            continue
+        simulation = _simulate(ctx, world, [candidate])
+        if simulation.errors:
+            blocked[candidate.name] = f"drifted ({reason}), but {next(iter(simulation.errors.values()))}"
+            continue
+        return _Command(DRIFT, DRIFTED, [candidate], simulation, drift_claims=simulation.new_claims)
+    return None
 
 
 def _multi_node(
@@ -968,10 +1017,13 @@ def _apply(world: _World, command: _Command) -> None:
     world.fits.clear()
 
 
-def _describe(command: _Command) -> Action:
+def _describe(command: _Command, drift: Mapping[str, Drift]) -> Action:
     nodes = [
-        NodeCost(c.name, c.policy.name, c.instance_type, c.zone, c.capacity_type, c.price) for c in command.candidates
+        NodeCost(c.name, c.policy.name, c.instance_type, c.zone, c.capacity_type, c.listed_price)
+        for c in command.candidates
     ]
+    if command.method == DRIFT:
+        return _describe_drift(command, nodes, drift[command.candidates[0].name])
     source = sum(n.price for n in nodes)
     listed = ", ".join(f"{n.name} ({n.instance_type}, {_money(n.price)}/h)" for n in nodes)
     simulation = command.simulation
@@ -1013,6 +1065,74 @@ def _describe(command: _Command) -> Action:
                 f"{pods}{split}; saves {_money(savings)}/h"
             )
     return Action(command.method, command.reason, command.decision, nodes, replacement, destinations, savings, sentence)
+
+
+def _describe_drift(command: _Command, nodes: list[NodeCost], drift: Drift) -> Action:
+    (node,) = nodes
+    replacements = sorted(
+        (
+            Replacement(c.pool.name, c.chosen().instance_type.name, o.price if (o := c.offering()) else 0.0,
+                        tuple(sorted(t.instance_type.name for t in c.options)))
+            for c in command.drift_claims
+        ),
+        key=lambda r: (r.price, r.instance_type),
+    )
+    savings = node.price - sum(r.price for r in replacements)
+    simulation = command.simulation
+    assert simulation is not None
+    destinations = {key: p.node for key, p in simulation.placed.items()}
+    for key, index in simulation.on_new.items():
+        destinations[key] = f"new {command.drift_claims[index].chosen().instance_type.name}"
+    listed = f"drifted {node.name} ({node.instance_type}, {_money(node.price)}/h)"
+    moved = len(destinations)
+    pods = f"its {moved} pod{'s' if moved != 1 else ''} go{'es' if moved == 1 else ''} to " + (
+        ", ".join(sorted(set(destinations.values()))) if destinations else "nowhere (none to move)"
+    )
+    change = f"saves {_money(savings)}/h" if savings >= 0 else f"costs {_money(-savings)}/h more"
+    if replacements:
+        new = ", ".join(f"{r.instance_type} ({_money(r.price)}/h)" for r in replacements)
+        sentence = f"replace {listed} with {new}: {drift}; {pods}; {change}"
+    else:
+        sentence = f"delete {listed}: {drift}; {pods}; {change}"
+    return Action(DRIFT, DRIFTED, command.decision, nodes, replacements[0] if replacements else None, destinations,
+                  savings, sentence, replacements[1:])
+
+
+# ---- drift and prices ----------------------------------------------------------------------------------
+
+
+def node_price(instance: InstanceType | None, zone: str, capacity_type: str) -> tuple[float, bool]:
+    """A running node's price from the catalog: its offering in its zone and capacity type (True), else the type's
+    last list price, or 0 (False: Karpenter sees no price for it)."""
+    if instance is None:
+        return 0.0, False
+    offering = next((o for o in instance.offerings if (o.zone, o.capacity_type) == (zone, capacity_type)), None)
+    if offering is not None:
+        return offering.price, True
+    return instance.list_price_usd_per_hour or 0.0, False
+
+
+def _drifts(
+    cluster: ClusterState, nodepools_raw: Sequence[Mapping[str, Any]], node_classes: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Drift]:
+    by_name = {str((raw.get("metadata") or {}).get("name", "")): raw for raw in nodepools_raw}
+    found = {}
+    for name, info in cluster.nodes.items():
+        nodepool = by_name.get(info.node.metadata.labels.get(NODEPOOL_LABEL, ""))
+        if nodepool is None:
+            continue
+        drift = drift_of(info.node, nodepool, node_classes)
+        if drift is not None:
+            found[name] = drift
+    return found
+
+
+def _drifted_node(ctx: _Context, cluster: ClusterState, name: str, drift: Drift) -> DriftedNode:
+    labels = cluster.nodes[name].node.metadata.labels
+    type_name = labels.get(INSTANCE_TYPE_LABEL, "")
+    instance = ctx.catalog.get(type_name) if type_name in ctx.catalog else None
+    price, _ = node_price(instance, labels.get(ZONE_LABEL, ""), labels.get(CAPACITY_TYPE, ""))
+    return DriftedNode(name, labels.get(NODEPOOL_LABEL, ""), type_name, price, drift)
 
 
 # ---- pods and nodes ------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from dratwin.allocator import Features
 from dratwin.api.loader import LoadedObject
@@ -43,6 +44,7 @@ class PlanReport:
     notes: list[str] = field(default_factory=list)
     consolidation: ConsolidationPlan | None = None
     optimal: OptimalComparison | None = None
+    node_claims: dict[str, dict[str, Any]] = field(default_factory=dict)  # the input's NodeClaims, by node name
 
 
 def plan(
@@ -77,7 +79,7 @@ def plan(
     missing_class += no_auto_dra
     solver = Solver(pools, features, dict(loaded.state.classes), compiler)
     headroom = {p.name: {k: v - p.used.get(k, 0) for k, v in p.limits.items()} for p in pools if p.limits}
-    result = PlanReport(scheduled, solver.solve(pending), pools)
+    result = PlanReport(scheduled, solver.solve(pending), pools, node_claims=_node_claims(objects))
     if options.optimal_time_limit is not None:
         # static NodePools' nodes are there either way: compare what is launched for the other pods
         on_static = {id(p) for c in result.plan.claims if c.pool.static for p in c.pods}
@@ -106,6 +108,15 @@ def plan(
             "partition is only ever found on nodes that already exist (and are partitioned)"
         )
     return result
+
+
+def _node_claims(objects: Sequence[LoadedObject]) -> dict[str, dict[str, Any]]:
+    found = {}
+    for o in objects:
+        node = (o.raw.get("status") or {}).get("nodeName") if o.kind == "NodeClaim" else None
+        if node:
+            found[str(node)] = o.raw
+    return found
 
 
 def _check_karpenter_objects(objects: Sequence[LoadedObject], compiler: SelectorCompiler) -> None:
