@@ -31,6 +31,9 @@ from dratwin.scheduler.plugins.taint_toleration import TaintToleration
 
 ANY_POOL = "(any)"  # key of a reason that holds whatever the NodePool
 NO_DRA_METADATA = "no DRA device metadata: Karpenter cannot launch it for DRA claims"
+AUTO_MODE_PLUGIN_ROLE = (
+    "as an EKS Auto Mode device-plugin node it publishes no DRA devices (its DRA role is tried apart)"
+)
 STATIC_POOL = (
     "a static NodePool (spec.replicas): Karpenter keeps its node count and launches nothing for pending pods"
 )
@@ -322,7 +325,8 @@ class Solver:
 
     def _devices(self, claim: PlannedClaim, template: Template, pod: PodToPlace) -> tuple[str, list[AllocationResult]]:
         if not template.has_dra_devices:
-            return NO_DRA_METADATA, []
+            plugin_role = template.role == "device-plugin" and template.instance_type.dra is not None
+            return (AUTO_MODE_PLUGIN_ROLE if plugin_role else NO_DRA_METADATA), []
         state = claim.held.get(template.instance_type.name) or AllocatedState()
         if template.device_count - len(state.exclusive) < pod.devices_needed:
             return "DRA: not enough free devices left on this NodeClaim", []  # a cheap bound before the search

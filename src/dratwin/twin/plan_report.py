@@ -101,8 +101,10 @@ def _why(unplaced: Unplaced) -> list[str]:
             continue
         grouped: dict[str, list[str]] = defaultdict(list)
         for rejection in rejections:
-            grouped[rejection.reason].append(rejection.instance_type)
-        out.append(f"NodePool {pool}: none of its {len(rejections)} instance types fits")
+            if rejection.instance_type not in grouped[rejection.reason]:  # Auto Mode: one per device-manager role
+                grouped[rejection.reason].append(rejection.instance_type)
+        count = len({r.instance_type for r in rejections})
+        out.append(f"NodePool {pool}: none of its {count} instance types fits")
         for reason, types in sorted(grouped.items(), key=lambda item: -len(item[1])):
             shown = ", ".join(types[:MAX_TYPES]) + (
                 f" and {len(types) - MAX_TYPES} more" if len(types) > MAX_TYPES else ""
