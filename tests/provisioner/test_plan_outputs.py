@@ -110,3 +110,20 @@ def test_nodes_that_still_meet_their_nodepool_are_not_drifted(
 ) -> None:
     status, table = run(capsys, tmp_path, [nodepool(requirements=G5)], existing=drifted_cluster)
     assert status == 0 and "DRIFTED" not in table
+
+
+def test_a_repriced_p3_serves_device_plugin_pods_but_never_dra_claims(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    prices = tmp_path / "p3.yaml"
+    prices.write_text("prices:\n  p3.2xlarge: {on-demand: 3.06}\n")
+    pool = nodepool(requirements=[{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p3"]}])
+    status, out = run(capsys, tmp_path, [pool, pod("plugin", gpus=1)], "-o", "json", "--catalog", str(prices))
+    assert status == 0
+    assert [c["instanceType"] for c in json.loads(out)["nodeClaims"]] == ["p3.2xlarge"]
+    workload = [template_from_shared("single-gpu"), pod("dra", template="single-gpu")]
+    status, out = run(capsys, tmp_path, [pool, *workload], "--catalog", str(prices))
+    assert status == 1
+    assert "1 type(s) (p3.2xlarge): no DRA device metadata: Karpenter cannot launch it for DRA claims" in out
+    assert main(["plan", "-f", str(CLASSES), "-f", str(tmp_path / "in.yaml")]) == 2  # without the price: not offered
+    assert "p3.2xlarge, p3.8xlarge, p3.16xlarge: not offered since 2026-06" in capsys.readouterr().err
