@@ -14,6 +14,8 @@ from dratwin.twin.plan import PlanOptions, PlanReport, plan
 CLASSES = DRIVERS / "deviceclasses.yaml"
 CLAIMS = {o.name: o.raw for o in load_paths([str(DRIVERS / "resourceclaims.yaml")])}
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists"}
+EC2_NODE_CLASS = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"}
+AUTO_MODE_NODE_CLASS = {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"}
 
 
 def nodepool(
@@ -22,11 +24,14 @@ def nodepool(
     requirements: list[dict[str, Any]] | None = None,
     limits: dict[str, str] | None = None,
     labels: dict[str, str] | None = None,
+    auto_mode: bool = False,
 ) -> dict[str, Any]:
+    """A NodePool of self-managed Karpenter (an EC2NodeClass), or of EKS Auto Mode (its NodeClass)."""
+    node_class = AUTO_MODE_NODE_CLASS if auto_mode else EC2_NODE_CLASS
     spec: dict[str, Any] = {
         "template": {
             "spec": {
-                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"},
+                "nodeClassRef": dict(node_class),
                 "requirements": requirements or [],
             }
         },

@@ -29,8 +29,8 @@ COPIES = {
 }
 _SHARED = shared_folder()
 if _SHARED is not None:  # the reference folder, when given, must hold the same files as the packaged copies
-    COPIES["shared/aws-accelerated-instances.yaml"] = _SHARED / "data" / "aws-accelerated-instances.yaml"
     COPIES.update({f"shared/{name}": _SHARED / "data" / "drivers" / name for name in list(COPIES)})
+    COPIES["shared/aws-accelerated-instances.yaml"] = _SHARED / "data" / "aws-accelerated-instances.yaml"
 NOT_ON_KARPENTER_PAGE = {"p6e-gb200.36xlarge", "trn2.3xlarge", "trn2u.48xlarge"}
 KARPENTER_PAGE = data_yaml("karpenter-instance-types.yaml")["instance_types"]
 

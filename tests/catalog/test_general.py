@@ -40,7 +40,7 @@ def test_counts_per_family() -> None:
     assert counts == FAMILY_SIZES
     assert set(REQUIRED) <= set(counts)
     assert len(general_types()) == 347 == data_yaml(GENERAL_FILE)["metadata"]["instance_type_count"]
-    assert len(catalog) == 81 + 347
+    assert len(catalog) == 81 + 347 + 10  # accelerated, general, previous GPU families
     assert tuple(sorted(FAMILY_SIZES)) == FAMILIES
 
 

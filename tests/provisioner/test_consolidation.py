@@ -11,6 +11,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,19 +21,16 @@ from dratwin.allocator.features import Features
 from dratwin.api.loader import load_text
 from dratwin.catalog import load_catalog
 from dratwin.cluster.generate import GenerateOptions, MigRequest, NodeGroup, generate
-from dratwin.provisioner.candidates import Offering
+from dratwin.provisioner.budgets import Budget, Cron, NodePoolPolicy, go_duration
 from dratwin.provisioner.consolidation import (
     DELETE,
+    DRIFT,
     EMPTINESS,
     MULTI_NODE,
     REPLACE,
     SINGLE_NODE,
-    Budget,
     ConsolidationPlan,
-    Cron,
-    NodePoolPolicy,
     consolidate,
-    go_duration,
 )
 from dratwin.twin.build import LoadedCluster, load_cluster
 from dratwin.twin.plan import PlanOptions, read_pool
@@ -70,6 +68,7 @@ def nodepool(
     policy: str = "WhenEmptyOrUnderutilized",
     after: str = "0s",
     budgets: list[Raw] | None = None,
+    capacity_types: Sequence[str] = ("on-demand",),
 ) -> Raw:
     disruption: Raw = {"consolidationPolicy": policy, "consolidateAfter": after}
     if budgets is not None:
@@ -83,7 +82,7 @@ def nodepool(
                 "spec": {
                     "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
                     "requirements": [
-                        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+                        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(capacity_types)},
                         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": list(types)},
                     ],
                 }
@@ -444,6 +443,101 @@ CASES = [
 ]
 
 
+def annotated(raw: Raw, annotations: Mapping[str, str]) -> Raw:
+    raw["metadata"]["annotations"] = dict(annotations)
+    return raw
+
+
+HASH = {"karpenter.sh/nodepool-hash": "111", "karpenter.sh/nodepool-hash-version": "v3"}
+DRIFT_CASES = [
+    Case(
+        "a node whose type the NodePool no longer allows is drifted and replaced, priced from the catalog",
+        lambda: [
+            nodepool("web", ("m5.large", "m5.xlarge"), budgets=ALL),
+            *nodes("web", "m5.2xlarge"),
+            pod("small", "web-1", cpu="250m"),
+        ],
+        [(DRIFT, REPLACE, ("web-1",), "m5.large")],
+    ),
+    Case(
+        "drift replaces even with a dearer node (it is not a price decision)",
+        lambda: [
+            nodepool("web", ("m5.2xlarge",), budgets=ALL),
+            *nodes("web", "m5.xlarge"),
+            pod("app", "web-1", cpu="3"),
+        ],
+        [(DRIFT, REPLACE, ("web-1",), "m5.2xlarge")],
+    ),
+    Case(
+        "an empty drifted node is deleted by drift even when consolidation is off",
+        lambda: [nodepool("web", ("m5.large",), after="Never", budgets=ALL), *nodes("web", "m5.2xlarge")],
+        [(DRIFT, DELETE, ("web-1",), None)],
+    ),
+    Case(
+        "the Drifted budget holds drift back; consolidation still replaces the node with a cheaper one",
+        lambda: [
+            nodepool("web", ("m5.large", "m5.xlarge"),
+                     budgets=[{"nodes": "0", "reasons": ["Drifted"]}, {"nodes": "100%"}]),
+            *nodes("web", "m5.2xlarge"),
+            pod("small", "web-1", cpu="250m"),
+        ],
+        [(SINGLE_NODE, REPLACE, ("web-1",), "m5.large")],
+    ),
+    Case(
+        "the default budget (10% of 2 nodes = 1) takes one drifted node per round",
+        lambda: [
+            nodepool("web", ("m5.large",), after="Never"),
+            *nodes("web", "m5.xlarge", "m5.xlarge"),
+            pod("a", "web-1", cpu="250m"),
+            pod("b", "web-2", cpu="250m"),
+        ],
+        [(DRIFT, DELETE, ("web-1",), None)],  # its pod fits on web-2, drifted or not
+        {"web-2": "drifted (RequirementsDrifted), but the disruption budgets of NodePool web allow no more Drifted"},
+    ),
+    Case(
+        "requirements widened to still hold the node's type: not drifted",
+        lambda: [
+            nodepool("web", ("m5.xlarge", "m5.2xlarge"), after="Never", budgets=ALL),
+            *nodes("web", "m5.xlarge"),
+            pod("a", "web-1", cpu="250m"),
+        ],
+        [],
+        {"web-1": "consolidation disabled"},
+    ),
+    Case(
+        "a NodePool whose template hash changed (same hash version): NodePoolDrifted",
+        lambda: [
+            annotated(nodepool("web", GENERAL, after="Never", budgets=ALL),
+                      {**HASH, "karpenter.sh/nodepool-hash": "2"}),
+            *nodes("web", "m5.xlarge", annotations=HASH),
+            pod("a", "web-1", cpu="250m"),
+        ],
+        [(DRIFT, REPLACE, ("web-1",), "m5.large")],
+    ),
+    Case(
+        "a different hash version is not compared",
+        lambda: [
+            annotated(nodepool("web", GENERAL, after="Never", budgets=ALL),
+                      {"karpenter.sh/nodepool-hash": "2", "karpenter.sh/nodepool-hash-version": "v4"}),
+            *nodes("web", "m5.xlarge", annotations=HASH),
+            pod("a", "web-1", cpu="250m"),
+        ],
+        [],
+    ),
+    Case(
+        "do-not-disrupt keeps a drifted node",
+        lambda: [
+            nodepool("web", ("m5.large",), budgets=ALL),
+            *nodes("web", "m5.2xlarge"),
+            pod("x", "web-1", cpu="250m", annotations={"karpenter.sh/do-not-disrupt": "true"}),
+        ],
+        [],
+        {"web-1": "pod ml/x has karpenter.sh/do-not-disrupt"},
+    ),
+]
+CASES += DRIFT_CASES
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_consolidation(case: Case) -> None:
     plan = run(case.objects(), now=case.now)
@@ -585,21 +679,23 @@ def test_uninitialized_and_deleting_nodes_are_no_candidates() -> None:
     ],
 )
 def test_spot_nodes_are_replaced_spot_to_spot_only_behind_the_gate(
-    gate: bool, nodes_needed: int, expected: str
+    gate: bool, nodes_needed: int, expected: str, tmp_path: Path
 ) -> None:
     objects = [
-        nodepool("web", GENERAL, budgets=ALL),
+        nodepool("web", GENERAL, budgets=ALL, capacity_types=("on-demand", "spot")),
         *nodes("web", *["m5.2xlarge"] * nodes_needed),
         *[pod(f"p{i}", f"web-{i}", cpu="250m") for i in range(1, nodes_needed + 1)],
     ]
+    prices = tmp_path / "spot.yaml"  # the packaged catalog has on-demand prices only: spot at 30%
+    prices.write_text(yaml.safe_dump({"prices": {t: {"spot": round(price(t) * 0.3, 4)} for t in GENERAL}}))
+    catalog = load_catalog([prices])
     loaded = load(objects)
-    pool = read_pool(objects[0], CATALOG, loaded, PlanOptions())
-    for template in pool.templates:  # the twin's catalog has on-demand prices only: add spot at 30%
-        template.offerings += [Offering(o.zone, "spot", round(o.price * 0.3, 4)) for o in template.offerings]
+    pool = read_pool(objects[0], catalog, loaded, PlanOptions())
     for name in (f"web-{i}" for i in range(1, nodes_needed + 1)):
         loaded.state.nodes[name].node.metadata.labels["karpenter.sh/capacity-type"] = "spot"
     state = loaded.state
-    plan = consolidate(state, [pool], [objects[0]], state.features, state.classes, None, NOW, spot_to_spot=gate)
+    plan = consolidate(state, [pool], [objects[0]], state.features, state.classes, None, NOW, spot_to_spot=gate,
+                       catalog=catalog)
     if expected:
         assert plan.actions == []
         assert all(expected in reason for _, reason in plan.blocked), plan.lines()
@@ -719,3 +815,53 @@ def test_go_durations() -> None:
     assert go_duration("1.5h") == timedelta(minutes=90)
     with pytest.raises(ValueError):
         go_duration("10 minutes")
+
+
+def test_drifted_nodes_are_reported_with_their_catalog_price_and_the_savings_count() -> None:
+    plan = run([
+        nodepool("web", ("m5.large", "m5.xlarge"), budgets=ALL),
+        *nodes("web", "m5.2xlarge"),
+        pod("small", "web-1", cpu="250m"),
+    ])
+    (drifted,) = plan.drifted
+    assert (drifted.name, drifted.nodepool, drifted.instance_type, drifted.drift.reason) == (
+        "web-1", "web", "m5.2xlarge", "RequirementsDrifted")
+    assert drifted.price == price("m5.2xlarge") > 0
+    assert "node.kubernetes.io/instance-type" in drifted.drift.message
+    (action,) = plan.actions
+    assert action.nodes[0].price == price("m5.2xlarge")
+    assert action.savings_per_hour == pytest.approx(price("m5.2xlarge") - price("m5.large"))
+    assert plan.savings_per_hour == action.savings_per_hour
+    assert action.sentence.startswith("replace drifted web-1 (m5.2xlarge, $0.384/h) with m5.large ($0.096/h): "
+                                      "RequirementsDrifted: the node no longer meets the requirements of NodePool web")
+    assert action.sentence.endswith("its 1 pod goes to new m5.large; saves $0.288/h")
+
+
+def test_a_dearer_drift_replacement_says_what_it_costs() -> None:
+    plan = run([nodepool("web", ("m5.2xlarge",), budgets=ALL), *nodes("web", "m5.xlarge"), pod("a", "web-1", cpu="3")])
+    (action,) = plan.actions
+    assert action.savings_per_hour == pytest.approx(price("m5.xlarge") - price("m5.2xlarge"))
+    assert action.sentence.endswith("costs $0.192/h more")
+
+
+def test_a_node_of_a_type_ec2_no_longer_offers_is_priced_at_its_list_price() -> None:
+    plan = run([nodepool("gpu", GPUS, budgets=ALL), *nodes("gpu", "p3.8xlarge")])
+    (drifted,) = plan.drifted
+    assert drifted.price == 12.24  # the list price: p3 has no offering any more
+    (action,) = plan.actions  # empty: Emptiness deletes it first
+    assert (action.method, action.decision, action.nodes[0].price) == (EMPTINESS, DELETE, 12.24)
+
+
+def test_ec2nodeclass_hash_drift() -> None:
+    node_class = {"metadata": {"name": "default", "annotations": {
+        "karpenter.k8s.aws/ec2nodeclass-hash": "9", "karpenter.k8s.aws/ec2nodeclass-hash-version": "v4"}}}
+    objects = [nodepool("web", GENERAL, after="Never", budgets=ALL),
+               *nodes("web", "m5.xlarge", annotations={"karpenter.k8s.aws/ec2nodeclass-hash": "8",
+                                                     "karpenter.k8s.aws/ec2nodeclass-hash-version": "v4"})]
+    loaded = load(objects)
+    pools = [read_pool(objects[0], CATALOG, loaded, PlanOptions())]
+    state = loaded.state
+    plan = consolidate(state, pools, [objects[0]], state.features, state.classes, None, NOW,
+                       node_classes={"default": node_class})
+    assert [d.drift.reason for d in plan.drifted] == ["NodeClassDrift"]
+    assert [(a.method, a.decision) for a in plan.actions] == [(DRIFT, DELETE)]

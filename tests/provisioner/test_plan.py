@@ -12,7 +12,7 @@ from tests.builders.plan import CLASSES, launched, nodepool, pod, run_plan, temp
 from dratwin.allocator import Features
 from dratwin.api.loader import load_paths, load_text
 from dratwin.cli.main import main
-from dratwin.provisioner.solver import PodToPlace, Solver
+from dratwin.provisioner.solver import NO_DRA_METADATA, PodToPlace, Solver
 from dratwin.twin.plan import PlanOptions, _pending, plan
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -53,7 +53,7 @@ def test_types_without_device_metadata_are_never_launched_for_dra_claims() -> No
     report = run_plan(pool, template_from_shared("single-gpu"), pod("p", template="single-gpu"))
     assert launched(report) == []
     reasons = {r.reason for r in report.plan.unplaced[0].reasons["gpu"]}
-    assert reasons == {"the instance type has no DRA device metadata (no device would be published)"}
+    assert reasons == {NO_DRA_METADATA}
 
 
 def test_mig_claims_cannot_trigger_provisioning() -> None:
@@ -109,7 +109,7 @@ def test_min_values_keeps_flexibility_or_refuses() -> None:
 
 def test_auto_mode_gives_dra_and_device_plugin_pods_separate_nodes() -> None:
     report = run_plan(
-        nodepool(),
+        nodepool(auto_mode=True),
         template_from_shared("single-gpu"),
         pod("dra", template="single-gpu"),
         pod("plugin", gpus=1),
@@ -142,7 +142,7 @@ def test_missing_deviceclass_in_auto_mode_says_who_creates_it() -> None:
         "metadata": {"name": "t", "namespace": "ml"},
         "spec": {"spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "h200"}}]}}},
     }
-    report = run_plan(nodepool(), claim, pod("p", template="t"), auto_mode=True)
+    report = run_plan(nodepool(auto_mode=True), claim, pod("p", template="t"), auto_mode=True)
     reason = report.plan.unplaced[0].reasons["(any)"][0].reason
     assert reason.startswith("DeviceClass h200 does not exist: the pod stays Pending forever")
     assert "EKS Auto Mode ships the NVIDIA and EFA DRA drivers but not their DeviceClasses" in reason
@@ -215,7 +215,12 @@ def test_auto_mode_serves_dra_claims_only_from_kubernetes_1_36(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "in.yaml"
-    objects = [nodepool(), template_from_shared("single-gpu"), pod("dra", template="single-gpu"), pod("plugin", gpus=1)]
+    objects = [
+        nodepool(auto_mode=True),
+        template_from_shared("single-gpu"),
+        pod("dra", template="single-gpu"),
+        pod("plugin", gpus=1),
+    ]
     path.write_text(yaml.safe_dump_all(objects))
     base = ["plan", "-f", str(CLASSES), "-f", str(path), "--auto-mode", "-o", "json"]
     assert main([*base, "--kubernetes-version", "1.35"]) == 1

@@ -16,8 +16,8 @@ from dratwin.twin.plan_report import render_table
 G6 = [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g6.xlarge", "g6.2xlarge"]}]
 
 
-def static_pool(replicas: int, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    raw = nodepool("static", weight=None, requirements=G6, labels=labels)
+def static_pool(replicas: int, labels: dict[str, str] | None = None, auto_mode: bool = False) -> dict[str, Any]:
+    raw = nodepool("static", weight=None, requirements=G6, labels=labels, auto_mode=auto_mode)
     raw["spec"]["replicas"] = replicas
     return raw
 
@@ -51,14 +51,15 @@ def test_dynamic_pool_serves_what_the_static_nodes_cannot() -> None:
 
 def test_auto_mode_static_nodes_need_the_dra_label_for_claims() -> None:
     without = run_plan(
-        static_pool(1), template_from_shared("single-gpu"), pod("p", template="single-gpu"), auto_mode=True
+        static_pool(1, auto_mode=True), template_from_shared("single-gpu"), pod("p", template="single-gpu"),
+        auto_mode=True,
     )
     assert launched(without) == [("g6.xlarge", [])]
     role = without.plan.claims[0].chosen().node.metadata.labels["eks.amazonaws.com/device-manager-nvidia"]
     assert role == "device-plugin"
     assert any("eks.amazonaws.com/device-manager-nvidia: dra" in n for n in without.notes)
 
-    labelled = static_pool(1, labels={"eks.amazonaws.com/device-manager-nvidia": "dra"})
+    labelled = static_pool(1, labels={"eks.amazonaws.com/device-manager-nvidia": "dra"}, auto_mode=True)
     with_label = run_plan(labelled, template_from_shared("single-gpu"), pod("p", template="single-gpu"), auto_mode=True)
     assert launched(with_label) == [("g6.xlarge", ["ml/p"])]
     assert with_label.plan.unplaced == []

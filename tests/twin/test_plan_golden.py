@@ -26,6 +26,14 @@ CASES = {
     # beside the example cluster: what fits p5-node-1 and p4d-node-1 goes there first (MIG included)
     "plan-with-existing": (["-f", "examples/", "-f", "examples/plan/"], 0),
     "plan-from-zero-yaml": (["-f", "examples/deviceclasses.yaml", "-f", "examples/plan/", "-o", "yaml"], 1),
+    # the same NodePools in EKS Auto Mode's labels: Auto Mode's supported types, a device-manager role per node
+    "plan-auto-mode": (
+        ["--auto-mode", "-f", "examples/deviceclasses.yaml", "-f", "examples/plan/workload.yaml", "-f",
+         "examples/plan/auto-mode/"],
+        1,
+    ),
+    # p5-node-1's NodePool now asks for H200s: the node is drifted and replaced by a p5en.48xlarge
+    "plan-drifted": (["-f", "examples/", "-f", "examples/plan/drifted/"], 0),
 }
 
 

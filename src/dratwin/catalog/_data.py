@@ -15,6 +15,7 @@ _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyY
 DATA_FILES = (
     "aws-accelerated-instances.yaml",
     "aws-general-instances.yaml",
+    "aws-previous-gpu-instances.yaml",
     "karpenter-dra-instance-device-metadata.yaml",
     "karpenter-instance-types.yaml",
     "nvidia-gpus.yaml",

@@ -1,12 +1,14 @@
 """The EC2 instance types dratwin knows: specs, prices, offerings, Karpenter labels and allocatable, DRA metadata.
 
-Two groups, from the packaged files (see ``dratwin/data/SOURCES.md``):
+Three groups, from the packaged files (see ``dratwin/data/SOURCES.md``):
 
 - accelerated types (GPU, Trainium, Inferentia): the EC2 catalog (``aws-accelerated-instances.yaml``) joined with
   Karpenter's generated instance-types page (``karpenter-instance-types.yaml``) and Karpenter's DRA device metadata
   (``karpenter-dra-instance-device-metadata.yaml``);
 - general-purpose, compute- and memory-optimized and burstable types (``aws-general-instances.yaml``): Karpenter's
-  labels and allocatable with the us-east-1 on-demand price; vCPUs, memory and architecture are read from the labels.
+  labels and allocatable with the us-east-1 on-demand price; vCPUs, memory and architecture are read from the labels;
+- NVIDIA GPU types of Karpenter's earlier instance-types pages that EC2 no longer offers (``aws-previous-gpu-
+  instances.yaml``: p3, p2, g3, g3s), in the same shape, with their last list price and no offering.
 
 ``load_catalog(extra)`` merges user catalogs over them (prices, discounts, regions, zones, whole instance types;
 the format is in ``dratwin/data/CATALOG.md`` and the reading in ``dratwin.catalog.overlay``).
@@ -45,12 +47,14 @@ from dratwin.errors import InputError
 
 CATALOG_FILE = "aws-accelerated-instances.yaml"
 GENERAL_FILE = "aws-general-instances.yaml"
+PREVIOUS_GPU_FILE = "aws-previous-gpu-instances.yaml"
 KARPENTER_FILE = "karpenter-instance-types.yaml"
 KARPENTER_PREFIX = "karpenter.k8s.aws/"
 CPU_LABEL = f"{KARPENTER_PREFIX}instance-cpu"
 MEMORY_LABEL = f"{KARPENTER_PREFIX}instance-memory"
 ARCH_LABEL = "kubernetes.io/arch"
 ARCHITECTURES = ("amd64", "arm64")
+ENTRY_KEYS = ("labels", "allocatable", "price_usd_per_hour", "list_price_usd_per_hour", "zones", "accelerator", "notes")
 
 
 class UnknownInstanceTypeError(InputError):
@@ -124,6 +128,16 @@ class InstanceType:
     offerings: tuple[Offering, ...] = ()
     region: str = DEFAULT_REGION
     source: str = ""  # the file the type comes from ("aws-general-instances.yaml", a user catalog's path)
+    # The last known on-demand list price of a type that has no offering (EC2 no longer offers it); for reports.
+    list_price_usd_per_hour: float | None = None
+    notes: tuple[str, ...] = ()  # what the data says about the type (not offered, no DRA device metadata, ...)
+
+    @property
+    def dra_note(self) -> str | None:
+        """Why no DRA claim can make Karpenter launch this GPU type (None for types with device metadata)."""
+        if self.gpus is None or self.gpus.manufacturer != "nvidia" or self.dra is not None:
+            return None
+        return f"no DRA device metadata for {self.name}: Karpenter cannot launch it for DRA claims"
 
     @property
     def accelerated(self) -> bool:
@@ -305,10 +319,10 @@ def labelled_instance_type(name: str, entry: Mapping[str, Any], file: str, key: 
     if not isinstance(entry, Mapping):
         raise CatalogFileError(file, where, "expected a mapping with labels (and optionally allocatable, "
                                "price_usd_per_hour, zones, accelerator)")
-    unknown = sorted(set(entry) - {"labels", "allocatable", "price_usd_per_hour", "zones", "accelerator"})
+    unknown = sorted(set(entry) - set(ENTRY_KEYS))
     if unknown:
-        raise CatalogFileError(file, f"{where}.{unknown[0]}", "unknown key; an instance type has labels, "
-                               "allocatable, price_usd_per_hour, zones and accelerator")
+        raise CatalogFileError(file, f"{where}.{unknown[0]}", "unknown key; an instance type has "
+                               f"{', '.join(ENTRY_KEYS[:-1])} and {ENTRY_KEYS[-1]}")
     if "." not in name or name.startswith(".") or name.endswith("."):
         raise CatalogFileError(file, where, "an instance type name is <family>.<size>, e.g. m7i.large")
     raw_labels, raw_allocatable = entry.get("labels"), entry.get("allocatable") or {}
@@ -333,10 +347,11 @@ def labelled_instance_type(name: str, entry: Mapping[str, Any], file: str, key: 
     pods = allocatable.get("pods")
     if pods is not None and not pods.isdigit():
         raise CatalogFileError(file, f"{where}.allocatable.pods", f"expected the max pods as an integer, got {pods!r}")
-    price = entry.get("price_usd_per_hour")
-    if price is not None and (isinstance(price, bool) or not isinstance(price, int | float) or price < 0):
-        raise CatalogFileError(file, f"{where}.price_usd_per_hour",
-                               f"expected a non-negative number of USD per hour (or null), got {price!r}")
+    price = _optional_price(entry, "price_usd_per_hour", file, where)
+    list_price = _optional_price(entry, "list_price_usd_per_hour", file, where)
+    notes = entry.get("notes") or []
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        raise CatalogFileError(file, f"{where}.notes", f"expected a list of sentences, got {notes!r}")
     efa = allocatable.get("vpc.amazonaws.com/efa", "0")
     if not efa.isdigit():
         raise CatalogFileError(file, f"{where}.allocatable.vpc.amazonaws.com/efa",
@@ -366,11 +381,21 @@ def labelled_instance_type(name: str, entry: Mapping[str, Any], file: str, key: 
         gpus=gpus,
         neuron=neuron,
         efa_count=int(efa),
-        price_usd_per_hour=None if price is None else float(price),
+        price_usd_per_hour=price,
         karpenter_allocatable=allocatable,
         source=file,
+        list_price_usd_per_hour=list_price,
+        notes=tuple(notes),
     )
     return replace(it, karpenter_labels=dict(sorted({**it.computed_labels(), **labels}.items())))
+
+
+def _optional_price(entry: Mapping[str, Any], key: str, file: str, where: str) -> float | None:
+    price = entry.get(key)
+    if price is not None and (isinstance(price, bool) or not isinstance(price, int | float) or price < 0):
+        raise CatalogFileError(file, f"{where}.{key}", f"expected a non-negative number of USD per hour (or null), "
+                               f"got {price!r}")
+    return None if price is None else float(price)
 
 
 def with_offerings(
@@ -470,10 +495,11 @@ def _packaged_catalog() -> Catalog:
     for raw in data_yaml(CATALOG_FILE)["instance_types"]:
         it = replace(_instance_type(raw, karpenter, metadata.get(str(raw["name"]))), source=CATALOG_FILE)
         types[it.name] = it
-    for name, entry in data_yaml(GENERAL_FILE)["instance_types"].items():
-        if name in types:
-            raise CatalogFileError(GENERAL_FILE, str(name), f"also in {CATALOG_FILE}")
-        types[str(name)] = labelled_instance_type(str(name), entry, GENERAL_FILE)
+    for file in (GENERAL_FILE, PREVIOUS_GPU_FILE):
+        for name, entry in data_yaml(file)["instance_types"].items():
+            if name in types:
+                raise CatalogFileError(file, str(name), f"also in {types[name].source}")
+            types[str(name)] = labelled_instance_type(str(name), entry, file)
     return Catalog({name: with_offerings(it, DEFAULT_ZONES, on_demand=it.price_usd_per_hour)
                     for name, it in types.items()})
 

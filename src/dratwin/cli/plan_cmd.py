@@ -26,6 +26,9 @@ examples:
 
 Karpenter is modelled with DRA support on (settings.enableDRA: the NVIDIA GPU and DRANET EFA drivers run
 on launched nodes; instance types without Karpenter's device metadata, such as g7e, publish no devices).
+Each provisioner manages only the NodePools of its NodeClass (karpenter.k8s.aws/EC2NodeClass, or
+eks.amazonaws.com/NodeClass with --auto-mode) and reads requirements in its own labels (karpenter.k8s.aws/* or
+eks.amazonaws.com/*): a key of the other set is a custom label that narrows no instance type (a note says so).
 Prices: us-east-1 on-demand from the bundled catalog, or your own with --catalog (spot, discounts, regions).
 Exit status: 0 every pod placed or provisioned, 1 some pod cannot be provisioned, 2 bad input.
 """
@@ -51,8 +54,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument(
         "--auto-mode",
         action="store_true",
-        help="EKS Auto Mode: built-in NVIDIA and EFA DRA drivers, each node's device-manager role "
-        "chosen at launch from its pods and kept for life",
+        help="EKS Auto Mode instead of self-managed Karpenter: the NodePools of its NodeClass (eks.amazonaws.com), "
+        "its eks.amazonaws.com/instance-* labels and supported instance types, built-in NVIDIA and EFA DRA drivers, "
+        "each node's device-manager role chosen at launch from its pods and kept for life",
     )
     parser.add_argument(
         "--catalog",

@@ -55,6 +55,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dratwin.api.karpenter import AUTO_MODE_LABELS
 from dratwin.catalog import (
     Catalog,
     InstanceType,
@@ -91,14 +92,7 @@ EKS_LABEL = "eks.amazonaws.com/"
 MANAGER_LABEL_NVIDIA = "eks.amazonaws.com/device-manager-nvidia"
 MANAGER_LABEL_EFA = "eks.amazonaws.com/device-manager-efa"
 # Instance labels EKS Auto Mode sets (as eks.amazonaws.com/instance-*): EKS User Guide, create-node-pool.
-AUTO_MODE_INSTANCE_LABELS = frozenset(
-    {
-        "instance-hypervisor", "instance-encryption-in-transit-supported", "instance-category",
-        "instance-generation", "instance-family", "instance-size", "instance-cpu", "instance-cpu-manufacturer",
-        "instance-memory", "instance-ebs-bandwidth", "instance-network-bandwidth", "instance-gpu-name",
-        "instance-gpu-manufacturer", "instance-gpu-count", "instance-gpu-memory", "instance-local-nvme",
-    }
-)
+AUTO_MODE_INSTANCE_LABELS = frozenset(k.removeprefix(EKS_LABEL) for k in AUTO_MODE_LABELS) - {"compute-type"}
 _UUID_NAMESPACE = uuid.UUID("0d6f6a8e-5a0c-5c1e-9f6b-2d1c3e4f5a6b")
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand
 _ZONE = re.compile(r"^(?P<region>[a-z]{2}(?:-[a-z]+)+-\d+)(?:-[a-z]+-\d+)?[a-z]$")

@@ -39,6 +39,7 @@ class Template:
     slices: list[ResourceSlice]
     offerings: list[Offering]
     role: str = ""  # EKS Auto Mode: the device-manager role a node launched from it gets for life
+    well_known: frozenset[str] = frozenset()  # the provisioner's well-known labels (pods may leave them undefined)
     index: SliceIndex = field(init=False)
 
     allocatable: dict[str, int] = field(init=False)
@@ -77,6 +78,7 @@ def build_template(
     dra: bool,
     device_plugin_resources: bool,
     auto_mode: bool = False,
+    well_known: frozenset[str] = frozenset(),
 ) -> Template:
     """A (NodePool, instance type) template.
 
@@ -125,7 +127,7 @@ def build_template(
             raw["spec"]["nodeName"] = name
             raw["spec"]["pool"]["name"] = name
             slices.append(msgspec.convert(raw, ResourceSlice, strict=False))
-    return Template(pool, instance_type, node, slices, offerings, role if auto_mode else "")
+    return Template(pool, instance_type, node, slices, offerings, role if auto_mode else "", well_known)
 
 
 def requirement_selector(requirements: list[NodeSelectorRequirement]) -> NodeSelector:

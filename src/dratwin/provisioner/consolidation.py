@@ -53,11 +53,10 @@ import contextlib
 import copy
 import dataclasses
 import math
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -65,9 +64,19 @@ import msgspec
 from dratwin.allocator import Features
 from dratwin.allocator.state import AllocatedState
 from dratwin.api.resource import AllocationResult, DeviceClass, ResourceClaim
+from dratwin.catalog import Catalog, InstanceType, load_catalog
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.state import ClaimRecord, ClusterState, PodRecord, pod_claim_keys
+from dratwin.provisioner.budgets import (
+    BALANCED,
+    WHEN_EMPTY,
+    NodePoolPolicy,
+    go_duration,
+    show_duration,
+    utc,
+)
 from dratwin.provisioner.candidates import CAPACITY_TYPE, INSTANCE_TYPE_LABEL, NODEPOOL_LABEL, ZONE_LABEL, Template
+from dratwin.provisioner.drift import Drift, drift_of
 from dratwin.provisioner.solver import PlannedClaim, PodToPlace, Pool, Solver, Unplaced
 from dratwin.scheduler.framework import CycleState, NodeInfo, PodInfo
 from dratwin.scheduler.plugins.dynamic_resources import ExtendedRequest
@@ -84,17 +93,13 @@ POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 
 EMPTY = "Empty"  # Karpenter's disruption reasons, as budgets name them
 UNDERUTILIZED = "Underutilized"
-EMPTINESS, MULTI_NODE, SINGLE_NODE = "emptiness", "multi-node", "single-node"
+DRIFTED = "Drifted"
+EMPTINESS, DRIFT, MULTI_NODE, SINGLE_NODE = "emptiness", "drift", "multi-node", "single-node"
 DELETE, REPLACE = "delete", "replace"
 
-WHEN_EMPTY = "WhenEmpty"
-WHEN_EMPTY_OR_UNDERUTILIZED = "WhenEmptyOrUnderutilized"
-BALANCED = "Balanced"
 
 MAX_MULTI_NODE_CANDIDATES = 100  # multinodeconsolidation.go: "a maximum batch of 100 NodeClaims"
 SPOT_TO_SPOT_MIN_TYPES = 15  # consolidation.go MinInstanceTypesForSpotToSpotConsolidation
-UNBOUNDED = 2**31 - 1  # math.MaxInt32: no active budget limits the reason
-DEFAULT_BUDGETS: list[Raw] = [{"nodes": "10%"}]  # the CRD's default when spec.disruption.budgets is absent
 CAPACITY_ORDER = ("reserved", "spot", "on-demand")  # Offerings.WorstLaunchPrice
 
 
@@ -103,7 +108,8 @@ CAPACITY_ORDER = ("reserved", "spot", "on-demand")  # Offerings.WorstLaunchPrice
 
 @dataclass(frozen=True)
 class NodeCost:
-    """A node taken out: what it is and what it costs (0 when its offering has no known price)."""
+    """A node taken out: what it is and what it costs (its catalog offering's price; the list price of a type EC2
+    no longer offers; 0 when the catalog has neither)."""
 
     name: str
     nodepool: str
@@ -124,16 +130,28 @@ class Replacement:
     options: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class DriftedNode:
+    """An existing node Karpenter marks Drifted, and what it costs now (from the catalog)."""
+
+    name: str
+    nodepool: str
+    instance_type: str
+    price: float
+    drift: Drift
+
+
 @dataclass
 class Action:
-    method: str  # emptiness | multi-node | single-node
-    reason: str  # the disruption reason budgets count it under: Empty | Underutilized
+    method: str  # emptiness | drift | multi-node | single-node
+    reason: str  # the disruption reason budgets count it under: Empty | Drifted | Underutilized
     decision: str  # delete | replace
     nodes: list[NodeCost]
-    replacement: Replacement | None
+    replacement: Replacement | None  # the first (for drift: the cheapest) of the NodeClaims launched
     destinations: dict[str, str]  # pod -> the node it moves to ("new <type>" for the replacement)
-    savings_per_hour: float
+    savings_per_hour: float  # negative when a drift replacement costs more than the node it replaces
     sentence: str
+    more_replacements: list[Replacement] = field(default_factory=list)  # drift: the other new NodeClaims
 
 
 @dataclass
@@ -142,251 +160,11 @@ class ConsolidationPlan:
     savings_per_hour: float
     blocked: list[tuple[str, str]]  # (node, why Karpenter leaves it) for every Karpenter node kept
     notes: list[str] = field(default_factory=list)
+    drifted: list[DriftedNode] = field(default_factory=list)  # every existing node Karpenter marks Drifted
 
     def lines(self) -> list[str]:
         """The plan as sentences: the actions in order, then one ``keep`` line per node left alone."""
         return [a.sentence for a in self.actions] + [f"keep {node}: {reason}" for node, reason in self.blocked]
-
-
-# ---- NodePool policy ---------------------------------------------------------------------------------
-
-
-class BudgetError(ValueError):
-    """A budget Karpenter cannot evaluate (bad nodes value, cron or duration): it fails closed."""
-
-
-@dataclass(frozen=True)
-class Budget:
-    nodes: str
-    reasons: tuple[str, ...]  # empty: every reason
-    schedule: str | None = None
-    duration: timedelta | None = None
-
-    def applies_to(self, reason: str) -> bool:
-        return not self.reasons or reason in self.reasons
-
-    def active(self, now: datetime | None) -> bool:
-        if self.schedule is None and self.duration is None:
-            return True
-        if self.schedule is None or self.duration is None:
-            raise BudgetError("a budget needs both schedule and duration, or neither")
-        cron = Cron.parse(self.schedule)
-        if now is None:
-            return True  # no clock: a scheduled budget is taken as active, the restrictive reading
-        return cron.active(now, self.duration)
-
-    def allowed(self, num_nodes: int, now: datetime | None) -> int:
-        """``Budget.GetAllowedDisruptions``: unbounded while inactive, else the count or the percentage
-        of the NodePool's nodes, rounded up."""
-        if not self.active(now):
-            return UNBOUNDED
-        match = re.fullmatch(r"(100|[0-9]{1,2})%|([0-9]+)", self.nodes.strip())
-        if match is None:
-            raise BudgetError(f"budget nodes {self.nodes!r} is neither a count nor a percentage")
-        if match.group(2) is not None:
-            return int(match.group(2))
-        return math.ceil(int(match.group(1)) * num_nodes / 100)
-
-    def describe(self) -> str:
-        text = f'nodes: "{self.nodes}"'
-        if self.reasons:
-            text += f" for {', '.join(self.reasons)}"
-        if self.schedule is not None:
-            text += f' (schedule "{self.schedule}" for {_show_duration(self.duration)})'
-        return text
-
-
-@dataclass
-class NodePoolPolicy:
-    """What the disruption controller reads of a NodePool."""
-
-    name: str
-    policy: str = WHEN_EMPTY_OR_UNDERUTILIZED
-    consolidate_after: timedelta | None = timedelta(0)  # None: Never (consolidation disabled)
-    budgets: list[Budget] = field(default_factory=list)
-    budget_problem: str = ""
-    static: bool = False
-
-    @classmethod
-    def read(cls, raw: Mapping[str, Any]) -> NodePoolPolicy:
-        name = str((raw.get("metadata") or {}).get("name", ""))
-        spec = raw.get("spec") or {}
-        disruption = spec.get("disruption") or {}
-        found = cls(name, str(disruption.get("consolidationPolicy") or WHEN_EMPTY_OR_UNDERUTILIZED))
-        found.static = spec.get("replicas") is not None
-        after = disruption.get("consolidateAfter", "0s")
-        try:
-            found.consolidate_after = None if after is None or str(after) == "Never" else go_duration(str(after))
-        except ValueError:
-            found.consolidate_after = None  # the API server refuses it; nothing consolidates
-        budgets = disruption.get("budgets", DEFAULT_BUDGETS)
-        for budget in budgets or []:
-            try:
-                duration = budget.get("duration")
-                found.budgets.append(
-                    Budget(
-                        str(budget.get("nodes", "10%")),
-                        tuple(str(r) for r in budget.get("reasons") or ()),
-                        str(budget["schedule"]) if budget.get("schedule") is not None else None,
-                        go_duration(str(duration)) if duration is not None else None,
-                    )
-                )
-            except (ValueError, AttributeError) as problem:
-                found.budget_problem = f"budget {budget!r} cannot be read: {problem}"
-        return found
-
-    def allowed(self, reason: str, num_nodes: int, now: datetime | None) -> tuple[int, str]:
-        """``NodePool.MustGetAllowedDisruptions``: the smallest value of the budgets for ``reason``, and the
-        budget that sets it; 0 when any budget cannot be evaluated."""
-        if self.budget_problem:
-            return 0, self.budget_problem
-        allowed, limiting = UNBOUNDED, ""
-        for budget in self.budgets:
-            try:
-                value = budget.allowed(num_nodes, now)
-            except BudgetError as problem:
-                return 0, f"budget {budget.describe()} cannot be evaluated ({problem})"
-            if budget.applies_to(reason) and value < allowed:
-                allowed, limiting = value, f"budget {budget.describe()}"
-        return allowed, limiting
-
-
-# ---- cron (robfig/cron's standard parser, as Karpenter evaluates budget schedules, in UTC) -----------
-
-_MONTHS = {
-    m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))
-}
-_WEEKDAYS = {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}
-_DESCRIPTORS = {
-    "@yearly": "0 0 1 1 *",
-    "@annually": "0 0 1 1 *",
-    "@monthly": "0 0 1 * *",
-    "@weekly": "0 0 * * 0",
-    "@daily": "0 0 * * *",
-    "@midnight": "0 0 * * *",
-    "@hourly": "0 * * * *",
-}
-
-
-@dataclass(frozen=True)
-class Cron:
-    """A 5-field schedule (minute hour day-of-month month day-of-week) or one of the ``@`` descriptors.
-
-    Supported: ``*``, ``?``, values, ``a-b`` ranges, ``/step``, comma lists, month and weekday names. As in
-    robfig/cron, when both day fields are restricted a day matching either is a hit; ``@every``, time zones
-    and seconds are not accepted (Karpenter's validation refuses them too)."""
-
-    minutes: frozenset[int]
-    hours: frozenset[int]
-    days: frozenset[int]
-    months: frozenset[int]
-    weekdays: frozenset[int]
-    days_star: bool
-    weekdays_star: bool
-
-    @classmethod
-    def parse(cls, text: str) -> Cron:
-        spec = _DESCRIPTORS.get(text.strip().lower(), text.strip())
-        fields = spec.split()
-        if len(fields) != 5:
-            raise BudgetError(f"cron {text!r}: expected 5 fields (minute hour day month weekday), got {len(fields)}")
-        minutes, _ = _cron_field(fields[0], 0, 59, {})
-        hours, _ = _cron_field(fields[1], 0, 23, {})
-        days, days_star = _cron_field(fields[2], 1, 31, {})
-        months, _ = _cron_field(fields[3], 1, 12, _MONTHS)
-        weekdays, weekdays_star = _cron_field(fields[4], 0, 6, _WEEKDAYS)
-        return cls(minutes, hours, days, months, weekdays, days_star, weekdays_star)
-
-    def day_matches(self, day: date) -> bool:
-        if day.month not in self.months:
-            return False
-        in_month = day.day in self.days
-        in_week = (day.weekday() + 1) % 7 in self.weekdays  # Sunday is 0
-        if self.days_star or self.weekdays_star:
-            return in_month and in_week
-        return in_month or in_week
-
-    def active(self, now: datetime, duration: timedelta) -> bool:
-        """``Budget.IsActive``: the next hit after ``now - duration`` is not after ``now``, i.e. a hit lies in
-        (now - duration, now] (hits are whole minutes; the check point is truncated to the second)."""
-        now = _utc(now)
-        since = (now - duration).replace(microsecond=0)
-        day = now.date()
-        while day >= since.date():
-            if self.day_matches(day):
-                for hour in sorted(self.hours, reverse=True):
-                    for minute in sorted(self.minutes, reverse=True):
-                        hit = datetime(day.year, day.month, day.day, hour, minute, tzinfo=UTC)
-                        if hit <= now:
-                            return hit > since  # the latest hit up to now
-            day -= timedelta(days=1)
-        return False
-
-
-def _cron_field(text: str, low: int, high: int, names: Mapping[str, int]) -> tuple[frozenset[int], bool]:
-    values: set[int] = set()
-    star = False
-    for part in text.split(","):
-        range_step = part.split("/")
-        if len(range_step) > 2:
-            raise BudgetError(f"cron field {text!r}: too many slashes")
-        bounds = range_step[0].split("-")
-        part_star = bounds[0] in ("*", "?")
-        if part_star:
-            start, end = low, high
-        elif len(bounds) in (1, 2):
-            start = _cron_value(bounds[0], names, text)
-            end = _cron_value(bounds[1], names, text) if len(bounds) == 2 else start
-        else:
-            raise BudgetError(f"cron field {text!r}: too many hyphens")
-        step = 1
-        if len(range_step) == 2:
-            step = _cron_value(range_step[1], {}, text)
-            if len(bounds) == 1:
-                end = high  # "N/step" means N-max/step
-            if step > 1:
-                part_star = False
-        if start < low or end > high or start > end or step == 0:
-            raise BudgetError(f"cron field {text!r}: out of range {low}-{high}")
-        values.update(range(start, end + 1, step))
-        star = star or part_star
-    return frozenset(values), star
-
-
-def _cron_value(text: str, names: Mapping[str, int], field_text: str) -> int:
-    named = names.get(text.lower())
-    if named is not None:
-        return named
-    if not text.isdigit():
-        raise BudgetError(f"cron field {field_text!r}: {text!r} is not a number")
-    return int(text)
-
-
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def go_duration(text: str) -> timedelta:
-    """A Go duration string (``30s``, ``1h30m``, ``720h``); ValueError when it is not one."""
-    text = text.strip()
-    sign = -1 if text.startswith("-") else 1
-    body = text.lstrip("+-")
-    if body == "0":
-        return timedelta(0)
-    if not body or _DURATION_PART.sub("", body):
-        raise ValueError(f"{text!r} is not a duration (such as 30s, 10m or 1h30m)")
-    seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in _DURATION_PART.findall(body))
-    return timedelta(seconds=sign * seconds)
-
-
-def _show_duration(duration: timedelta | None) -> str:
-    if duration is None:
-        return "-"
-    seconds = int(duration.total_seconds())
-    hours, rest = divmod(seconds, 3600)
-    minutes, seconds = divmod(rest, 60)
-    text = (f"{hours}h" if hours else "") + (f"{minutes}m" if minutes else "") + (f"{seconds}s" if seconds else "")
-    return text or "0s"
 
 
 # ---- the entry point ---------------------------------------------------------------------------------
@@ -402,6 +180,8 @@ def consolidate(
     now: datetime | None = None,
     *,
     spot_to_spot: bool = False,
+    catalog: Catalog | None = None,
+    node_classes: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ConsolidationPlan:
     """What Karpenter's disruption controller would do to ``cluster`` now (see the module docstring).
 
@@ -409,10 +189,14 @@ def consolidate(
     replacements; ``nodepools_raw``: the NodePool objects, for their disruption settings. ``now``: the clock
     for budget schedules, ``consolidateAfter`` and duration-valued ``do-not-disrupt``; without it scheduled
     budgets count as active, ``consolidateAfter`` as elapsed and duration ``do-not-disrupt`` as active.
-    ``spot_to_spot``: Karpenter's SpotToSpotConsolidation feature gate."""
+    ``spot_to_spot``: Karpenter's SpotToSpotConsolidation feature gate. ``catalog``: where the nodes' prices
+    come from (the packaged one by default), whatever their NodePool allows now; ``node_classes``: the
+    EC2NodeClasses (raw, by name), for their drift."""
     compiler = compiler or SelectorCompiler(list_type_attributes=features.list_type_attributes)
     policies = {p.name: p for p in (NodePoolPolicy.read(raw) for raw in nodepools_raw)}
-    ctx = _Context(list(pools), policies, features, dict(classes), compiler, _utc(now) if now else None, spot_to_spot)
+    ctx = _Context(list(pools), policies, features, dict(classes), compiler, utc(now) if now else None, spot_to_spot,
+                   catalog or load_catalog())
+    ctx.drift = _drifts(cluster, nodepools_raw, node_classes or {})
     ctx.notes += _policy_notes(policies, now)
     world = _World(_fork(cluster), _budget_nodes(cluster))
     actions: list[Action] = []
@@ -421,10 +205,11 @@ def consolidate(
         command = _next_command(ctx, world, blocked)
         if command is None:
             break
-        actions.append(_describe(command))
+        actions.append(_describe(command, ctx.drift))
         _apply(world, command)
     kept = [(name, reason) for name, reason in sorted(blocked.items()) if name in world.state.nodes]
-    return ConsolidationPlan(actions, sum(a.savings_per_hour for a in actions), kept, ctx.notes)
+    drifted = [_drifted_node(ctx, cluster, name, drift) for name, drift in sorted(ctx.drift.items())]
+    return ConsolidationPlan(actions, sum(a.savings_per_hour for a in actions), kept, ctx.notes, drifted)
 
 
 @dataclass
@@ -436,7 +221,9 @@ class _Context:
     compiler: SelectorCompiler
     now: datetime | None
     spot_to_spot: bool
+    catalog: Catalog
     notes: list[str] = field(default_factory=list)
+    drift: dict[str, Drift] = field(default_factory=dict)  # node -> why Karpenter marks it Drifted
 
 
 @dataclass(frozen=True)
@@ -467,11 +254,12 @@ class _Candidate:
     info: NodeInfo
     policy: NodePoolPolicy
     instance_type: str
-    template: Template | None
+    instance: InstanceType | None  # the type as the catalog has it (None: not in the catalog)
     zone: str
     capacity_type: str
-    price: float
+    price: float  # Karpenter's: its offering's price, 0 without one
     priced: bool
+    listed_price: float  # what the plan reports: the offering's price, else the type's last list price
     reschedulable: list[str]
     reschedule_cost: float  # 1 + the positive eviction costs of its reschedulable pods
     disruption_cost: float  # the eviction costs of all its pods
@@ -510,10 +298,11 @@ class _Command:
     simulation: _Simulation | None = None
     replacement: PlannedClaim | None = None
     options: list[Template] = field(default_factory=list)  # cheaper types kept, cheapest first
+    drift_claims: list[PlannedClaim] = field(default_factory=list)  # drift: every NodeClaim it launches
 
     @property
     def decision(self) -> str:
-        return REPLACE if self.replacement is not None else DELETE
+        return REPLACE if self.replacement is not None or self.drift_claims else DELETE
 
 
 def _next_command(ctx: _Context, world: _World, blocked: dict[str, str]) -> _Command | None:
@@ -521,11 +310,18 @@ def _next_command(ctx: _Context, world: _World, blocked: dict[str, str]) -> _Com
     empty = _emptiness(ctx, world, candidates, blocked)
     if empty is not None:
         return empty
+    held_back: dict[str, str] = {}  # why drift left a drifted node: said first, before what consolidation says
+    drift = _drift(ctx, world, candidates, held_back)
+    if drift is not None:
+        return drift
     consolidatable = [c for c in candidates if _consolidation_ok(ctx, world, c, blocked)]
     budgets = _budget_mapping(ctx, world, UNDERUTILIZED)
-    return _multi_node(ctx, world, consolidatable, budgets) or _single_node(
+    command = _multi_node(ctx, world, consolidatable, budgets) or _single_node(
         ctx, world, consolidatable, budgets, blocked
     )
+    for name, why in held_back.items():
+        blocked[name] = f"{why}; {blocked[name]}" if name in blocked else why
+    return command
 
 
 # ---- candidates ----------------------------------------------------------------------------------------
@@ -548,13 +344,9 @@ def _candidates(ctx: _Context, world: _World, blocked: dict[str, str]) -> list[_
             continue
         policy = ctx.policies[pool_name]
         type_name = labels.get(INSTANCE_TYPE_LABEL, "")
-        template = _template(ctx.pools, pool_name, type_name)
+        instance = ctx.catalog.get(type_name) if type_name in ctx.catalog else None
         zone, capacity_type = labels.get(ZONE_LABEL, ""), labels.get(CAPACITY_TYPE, "")
-        offering = (
-            next((o for o in template.offerings if (o.zone, o.capacity_type) == (zone, capacity_type)), None)
-            if template is not None
-            else None
-        )
+        price, priced = node_price(instance, zone, capacity_type)
         reschedulable, cost, total = [], 1.0, 0.0
         for pod in info.pods:
             record = state.pods[pod.key]
@@ -569,11 +361,12 @@ def _candidates(ctx: _Context, world: _World, blocked: dict[str, str]) -> list[_
                 info,
                 policy,
                 type_name,
-                template,
+                instance,
                 zone,
                 capacity_type,
-                offering.price if offering is not None else 0.0,
-                offering is not None,
+                price if priced else 0.0,
+                priced,
+                price,
                 reschedulable,
                 cost,
                 total,
@@ -632,8 +425,9 @@ def _consolidation_ok(ctx: _Context, world: _World, candidate: _Candidate, block
     problem = ""
     if policy.static:
         problem = f"NodePool {policy.name} is static (spec.replicas): only drift replaces its nodes"
-    elif candidate.template is None:
-        problem = f'instance type "{candidate.instance_type}" not found among the instance types of the NodePools'
+    elif candidate.instance is None:
+        problem = (f'instance type "{candidate.instance_type}" not found in the catalog (give it with --catalog, see '
+                   "dratwin/data/CATALOG.md)")
     elif CAPACITY_TYPE not in labels:
         problem = f'node does not have label "{CAPACITY_TYPE}"'
     elif ZONE_LABEL not in labels:
@@ -658,13 +452,13 @@ def _consolidate_after_pending(ctx: _Context, world: _World, name: str, policy: 
     if after is None or after <= timedelta(0):
         return ""
     if name in world.touched:
-        return f"consolidateAfter {_show_duration(after)} has not passed since pods moved onto it (earlier action)"
+        return f"consolidateAfter {show_duration(after)} has not passed since pods moved onto it (earlier action)"
     if ctx.now is None:
         return ""
     last = _last_pod_event(world.state, name)
     if last is None or ctx.now - last >= after:
         return ""
-    return f"consolidateAfter {_show_duration(after)} has not passed since its last pod event ({_stamp(last)})"
+    return f"consolidateAfter {show_duration(after)} has not passed since its last pod event ({_stamp(last)})"
 
 
 def _last_pod_event(state: ClusterState, name: str) -> datetime | None:
@@ -676,16 +470,6 @@ def _last_pod_event(state: ClusterState, name: str) -> datetime | None:
         times.append(_timestamp(status.get("startTime") or meta.get("creationTimestamp")))
     known = [t for t in times if t is not None]
     return max(known) if known else None
-
-
-def _template(pools: Sequence[Pool], pool_name: str, type_name: str) -> Template | None:
-    """The node's instance type as its NodePool offers it (else as another NodePool does: same catalog)."""
-    ordered = sorted(pools, key=lambda p: p.name != pool_name)
-    for pool in ordered:
-        for template in pool.templates:
-            if template.instance_type.name == type_name:
-                return template
-    return None
 
 
 def _sorted(candidates: Iterable[_Candidate]) -> list[_Candidate]:
@@ -755,6 +539,32 @@ def _emptiness(ctx: _Context, world: _World, candidates: list[_Candidate], block
         taken.append(candidate)
         allowance.left -= 1
     return _Command(EMPTINESS, EMPTY, taken) if taken else None
+
+
+def _drift(ctx: _Context, world: _World, candidates: list[_Candidate], blocked: dict[str, str]) -> _Command | None:
+    """``Drift.ComputeCommands``: the first drifted candidate (empty ones first; upstream orders the rest by when
+    they drifted, unknown here: by name) that the Drifted budgets allow and whose pods all fit on other nodes or
+    new NodeClaims. Those are launched whatever they cost: drift is not a price decision."""
+    drifted = [c for c in candidates if c.name in ctx.drift]
+    if not drifted:
+        return None
+    budgets = _budget_mapping(ctx, world, DRIFTED)
+    for candidate in sorted(drifted, key=lambda c: (not c.empty, c.name)):
+        reason = ctx.drift[candidate.name].reason
+        if candidate.policy.static:
+            blocked[candidate.name] = (f"drifted ({reason}); NodePool {candidate.policy.name} is static: Karpenter "
+                                       "replaces it one for one (StaticDrift), which the plan does not simulate")
+            continue
+        allowance = budgets[candidate.policy.name]
+        if allowance.left == 0:
+            blocked[candidate.name] = f"drifted ({reason}), but {allowance.explanation}"
+            continue
+        simulation = _simulate(ctx, world, [candidate])
+        if simulation.errors:
+            blocked[candidate.name] = f"drifted ({reason}), but {next(iter(simulation.errors.values()))}"
+            continue
+        return _Command(DRIFT, DRIFTED, [candidate], simulation, drift_claims=simulation.new_claims)
+    return None
 
 
 def _multi_node(
@@ -1207,10 +1017,13 @@ def _apply(world: _World, command: _Command) -> None:
     world.fits.clear()
 
 
-def _describe(command: _Command) -> Action:
+def _describe(command: _Command, drift: Mapping[str, Drift]) -> Action:
     nodes = [
-        NodeCost(c.name, c.policy.name, c.instance_type, c.zone, c.capacity_type, c.price) for c in command.candidates
+        NodeCost(c.name, c.policy.name, c.instance_type, c.zone, c.capacity_type, c.listed_price)
+        for c in command.candidates
     ]
+    if command.method == DRIFT:
+        return _describe_drift(command, nodes, drift[command.candidates[0].name])
     source = sum(n.price for n in nodes)
     listed = ", ".join(f"{n.name} ({n.instance_type}, {_money(n.price)}/h)" for n in nodes)
     simulation = command.simulation
@@ -1252,6 +1065,74 @@ def _describe(command: _Command) -> Action:
                 f"{pods}{split}; saves {_money(savings)}/h"
             )
     return Action(command.method, command.reason, command.decision, nodes, replacement, destinations, savings, sentence)
+
+
+def _describe_drift(command: _Command, nodes: list[NodeCost], drift: Drift) -> Action:
+    (node,) = nodes
+    replacements = sorted(
+        (
+            Replacement(c.pool.name, c.chosen().instance_type.name, o.price if (o := c.offering()) else 0.0,
+                        tuple(sorted(t.instance_type.name for t in c.options)))
+            for c in command.drift_claims
+        ),
+        key=lambda r: (r.price, r.instance_type),
+    )
+    savings = node.price - sum(r.price for r in replacements)
+    simulation = command.simulation
+    assert simulation is not None
+    destinations = {key: p.node for key, p in simulation.placed.items()}
+    for key, index in simulation.on_new.items():
+        destinations[key] = f"new {command.drift_claims[index].chosen().instance_type.name}"
+    listed = f"drifted {node.name} ({node.instance_type}, {_money(node.price)}/h)"
+    moved = len(destinations)
+    pods = f"its {moved} pod{'s' if moved != 1 else ''} go{'es' if moved == 1 else ''} to " + (
+        ", ".join(sorted(set(destinations.values()))) if destinations else "nowhere (none to move)"
+    )
+    change = f"saves {_money(savings)}/h" if savings >= 0 else f"costs {_money(-savings)}/h more"
+    if replacements:
+        new = ", ".join(f"{r.instance_type} ({_money(r.price)}/h)" for r in replacements)
+        sentence = f"replace {listed} with {new}: {drift}; {pods}; {change}"
+    else:
+        sentence = f"delete {listed}: {drift}; {pods}; {change}"
+    return Action(DRIFT, DRIFTED, command.decision, nodes, replacements[0] if replacements else None, destinations,
+                  savings, sentence, replacements[1:])
+
+
+# ---- drift and prices ----------------------------------------------------------------------------------
+
+
+def node_price(instance: InstanceType | None, zone: str, capacity_type: str) -> tuple[float, bool]:
+    """A running node's price from the catalog: its offering in its zone and capacity type (True), else the type's
+    last list price, or 0 (False: Karpenter sees no price for it)."""
+    if instance is None:
+        return 0.0, False
+    offering = next((o for o in instance.offerings if (o.zone, o.capacity_type) == (zone, capacity_type)), None)
+    if offering is not None:
+        return offering.price, True
+    return instance.list_price_usd_per_hour or 0.0, False
+
+
+def _drifts(
+    cluster: ClusterState, nodepools_raw: Sequence[Mapping[str, Any]], node_classes: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Drift]:
+    by_name = {str((raw.get("metadata") or {}).get("name", "")): raw for raw in nodepools_raw}
+    found = {}
+    for name, info in cluster.nodes.items():
+        nodepool = by_name.get(info.node.metadata.labels.get(NODEPOOL_LABEL, ""))
+        if nodepool is None:
+            continue
+        drift = drift_of(info.node, nodepool, node_classes)
+        if drift is not None:
+            found[name] = drift
+    return found
+
+
+def _drifted_node(ctx: _Context, cluster: ClusterState, name: str, drift: Drift) -> DriftedNode:
+    labels = cluster.nodes[name].node.metadata.labels
+    type_name = labels.get(INSTANCE_TYPE_LABEL, "")
+    instance = ctx.catalog.get(type_name) if type_name in ctx.catalog else None
+    price, _ = node_price(instance, labels.get(ZONE_LABEL, ""), labels.get(CAPACITY_TYPE, ""))
+    return DriftedNode(name, labels.get(NODEPOOL_LABEL, ""), type_name, price, drift)
 
 
 # ---- pods and nodes ------------------------------------------------------------------------------------
@@ -1373,13 +1254,9 @@ def _timestamp(value: Any) -> datetime | None:
     if not value:
         return None
     try:
-        return _utc(datetime.fromisoformat(str(value).replace("Z", "+00:00")))
+        return utc(datetime.fromisoformat(str(value).replace("Z", "+00:00")))
     except ValueError:
         return None
-
-
-def _utc(moment: datetime) -> datetime:
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _stamp(moment: datetime) -> str:

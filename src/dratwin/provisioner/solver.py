@@ -23,12 +23,17 @@ from dratwin.catalog import Offering
 from dratwin.cel import CelDevice, SelectorCompiler
 from dratwin.errors import AllocationError
 from dratwin.provisioner.candidates import ZONE_LABEL, Template
+from dratwin.provisioner.requirements import Requirements
 from dratwin.scheduler.framework import CycleState, NodeInfo, PodInfo, Resources
 from dratwin.scheduler.plugins.node_affinity import NodeAffinity
 from dratwin.scheduler.plugins.node_resources import fits_request
 from dratwin.scheduler.plugins.taint_toleration import TaintToleration
 
 ANY_POOL = "(any)"  # key of a reason that holds whatever the NodePool
+NO_DRA_METADATA = "no DRA device metadata: Karpenter cannot launch it for DRA claims"
+AUTO_MODE_PLUGIN_ROLE = (
+    "as an EKS Auto Mode device-plugin node it publishes no DRA devices (its DRA role is tried apart)"
+)
 STATIC_POOL = (
     "a static NodePool (spec.replicas): Karpenter keeps its node count and launches nothing for pending pods"
 )
@@ -48,6 +53,7 @@ class Pool:
     replicas: int | None = None  # a static NodePool: Karpenter keeps this many nodes, whatever is pending
     existing_nodes: int = 0
     node_class: str = "default"  # spec.template.spec.nodeClassRef.name
+    notes: list[str] = field(default_factory=list)  # what the plan should say about how it was read
 
     @property
     def static(self) -> bool:
@@ -307,6 +313,8 @@ class Solver:
         cheapest = template.cheapest
         if cheapest is not None:
             node.node.metadata.labels[ZONE_LABEL] = cheapest.zone
+        if not passing and failure:
+            failure = _unknown_label(template, pod) or failure
         return ("" if passing else failure or "no zone is offered"), frozenset(passing)
 
     def _resource_reason(self, claim: PlannedClaim, template: Template, pod: PodToPlace) -> str:
@@ -317,7 +325,8 @@ class Solver:
 
     def _devices(self, claim: PlannedClaim, template: Template, pod: PodToPlace) -> tuple[str, list[AllocationResult]]:
         if not template.has_dra_devices:
-            return "the instance type has no DRA device metadata (no device would be published)", []
+            plugin_role = template.role == "device-plugin" and template.instance_type.dra is not None
+            return (AUTO_MODE_PLUGIN_ROLE if plugin_role else NO_DRA_METADATA), []
         state = claim.held.get(template.instance_type.name) or AllocatedState()
         if template.device_count - len(state.exclusive) < pod.devices_needed:
             return "DRA: not enough free devices left on this NodeClaim", []  # a cheap bound before the search
@@ -334,6 +343,16 @@ class Solver:
                 return "DRA: enough devices, but none of their combinations satisfies the claim's constraints", []
             return f"DRA: {_short_verdict(found)}", []
         return "", outcome.results
+
+
+def _unknown_label(template: Template, pod: PodToPlace) -> str | None:
+    """Karpenter's words when the pod requires a label the provisioner does not know (every alternative term
+    fails so): ``incompatible requirements, label "..." does not have known values (typo of "..."?)``."""
+    node = Requirements.from_labels(template.node.metadata.labels)
+    reasons = [node.compatible(term, template.well_known) for term in Requirements.from_pod(pod.info.pod)]
+    if reasons and all(r is not None and r.startswith("label ") for r in reasons):
+        return f"incompatible requirements, {reasons[0]}"
+    return None
 
 
 def _short_verdict(found: Explanation) -> str:

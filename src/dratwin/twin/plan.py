@@ -10,49 +10,30 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from dratwin.allocator import Features
-from dratwin.allocator.nodes import selector_matches
-from dratwin.api.core import Node, NodeSelectorRequirement, Taint
 from dratwin.api.loader import LoadedObject
-from dratwin.api.meta import ObjectMeta
-from dratwin.api.quantity import Quantity
 from dratwin.api.resource import AllocationResult, ResourceClaim
 from dratwin.api.validation import validate_objects
 from dratwin.api.validation_base import Severity
-from dratwin.catalog import Catalog, InstanceType, Offering, load_catalog
+from dratwin.catalog import Catalog, load_catalog
 from dratwin.cel import SelectorCompiler
-from dratwin.errors import DratwinError
-from dratwin.provisioner.candidates import (
-    CAPACITY_TYPE,
-    ZONE_LABEL,
-    Template,
-    build_template,
-    requirement_selector,
-)
 from dratwin.provisioner.consolidation import ConsolidationPlan, consolidate
 from dratwin.provisioner.solver import ANY_POOL, Plan, PodToPlace, Pool, Solver, TypeRejection, Unplaced
-from dratwin.scheduler.resources import node_capacity
 from dratwin.twin.build import LoadedCluster, load_cluster
 from dratwin.twin.optimal import OptimalComparison, optimal_fleet
+from dratwin.twin.plan_pools import (
+    AUTO_MODE_DRA_VERSION,
+    AUTO_MODE_NVIDIA_ROLE,
+    PlanError,
+    PlanOptions,
+    managed_nodepools,
+    read_pool,
+)
 from dratwin.twin.schedule import Options, ScheduleReport, schedule
 
-OFFERING_KEYS = (ZONE_LABEL, CAPACITY_TYPE)
-AUTO_MODE_NVIDIA_ROLE = "eks.amazonaws.com/device-manager-nvidia"
-AUTO_MODE_DRA_VERSION = (1, 36)
-
-
-@dataclass(frozen=True)
-class PlanOptions:
-    seed: int = 0
-    dra: bool = True  # Karpenter with DRA support on (settings.enableDRA)
-    zones: tuple[str, ...] | None = None  # the zones the subnets cover (default: the catalog's zones)
-    auto_mode: bool = False  # EKS Auto Mode instead of self-managed Karpenter
-    kubernetes_version: tuple[int, int] = (1, 36)  # the cluster's minor version (Auto Mode's DRA needs 1.36)
-    now: datetime | None = None  # for disruption budget schedules and consolidateAfter (None: always due)
-    optimal_time_limit: float | None = None  # also solve the cost-optimal fleet (MILP), in at most this long
+__all__ = ["PlanError", "PlanOptions", "PlanReport", "plan", "read_pool"]
 
 
 @dataclass
@@ -63,10 +44,7 @@ class PlanReport:
     notes: list[str] = field(default_factory=list)
     consolidation: ConsolidationPlan | None = None
     optimal: OptimalComparison | None = None
-
-
-class PlanError(DratwinError):
-    """The input cannot be planned (no NodePool, a NodePool that names nothing launchable)."""
+    node_claims: dict[str, dict[str, Any]] = field(default_factory=dict)  # the input's NodeClaims, by node name
 
 
 def plan(
@@ -79,15 +57,16 @@ def plan(
     compiler = compiler or SelectorCompiler(list_type_attributes=features.list_type_attributes)
     loaded = load_cluster(objects, features, random.Random(options.seed))
     scheduled = schedule(loaded, Options(seed=options.seed), compiler)
-    nodepools = [o.raw for o in objects if o.kind == "NodePool" and o.api_version.startswith("karpenter.sh/")]
-    if not nodepools:
+    written = [o.raw for o in objects if o.kind == "NodePool" and o.api_version.startswith("karpenter.sh/")]
+    if not written:
         raise PlanError(
             "the input has no Karpenter NodePool (karpenter.sh/v1): nothing could be launched; "
             "add the NodePools of your cluster, e.g. from `kubectl get nodepools -o yaml`"
         )
     _check_karpenter_objects(objects, compiler)
+    nodepools, unusable = managed_nodepools(written, options.auto_mode)
     catalog = catalog or load_catalog()
-    pools, unusable = [], []
+    pools = []
     for raw in nodepools:
         try:
             pools.append(read_pool(raw, catalog, loaded, options))
@@ -100,7 +79,7 @@ def plan(
     missing_class += no_auto_dra
     solver = Solver(pools, features, dict(loaded.state.classes), compiler)
     headroom = {p.name: {k: v - p.used.get(k, 0) for k, v in p.limits.items()} for p in pools if p.limits}
-    result = PlanReport(scheduled, solver.solve(pending), pools)
+    result = PlanReport(scheduled, solver.solve(pending), pools, node_claims=_node_claims(objects))
     if options.optimal_time_limit is not None:
         # static NodePools' nodes are there either way: compare what is launched for the other pods
         on_static = {id(p) for c in result.plan.claims if c.pool.static for p in c.pods}
@@ -113,7 +92,7 @@ def plan(
             options.optimal_time_limit,
         )
     result.plan.unplaced += missing_class
-    result.notes += unusable + _warnings(result, objects, options)
+    result.notes += unusable + [n for p in pools for n in p.notes] + _warnings(result, objects, options)
     if any("karpenter.sh/nodepool" in n.node.metadata.labels for n in loaded.state.nodes.values()):
         result.consolidation = consolidate(
             loaded.state, pools, nodepools, features, dict(loaded.state.classes), compiler, options.now
@@ -131,6 +110,15 @@ def plan(
     return result
 
 
+def _node_claims(objects: Sequence[LoadedObject]) -> dict[str, dict[str, Any]]:
+    found = {}
+    for o in objects:
+        node = (o.raw.get("status") or {}).get("nodeName") if o.kind == "NodeClaim" else None
+        if node:
+            found[str(node)] = o.raw
+    return found
+
+
 def _check_karpenter_objects(objects: Sequence[LoadedObject], compiler: SelectorCompiler) -> None:
     """A NodePool or EC2NodeClass that does not validate cannot be planned for: say where and what, as
     `dratwin validate` does, rather than fail on the first value that does not parse."""
@@ -139,81 +127,6 @@ def _check_karpenter_objects(objects: Sequence[LoadedObject], compiler: Selector
     if errors:
         listed = "\n".join(f"  {p}" for p in errors)
         raise PlanError(f"the Karpenter objects of the input are invalid (`dratwin validate` shows all):\n{listed}")
-
-
-def read_pool(raw: dict[str, Any], catalog: Catalog, loaded: LoadedCluster, options: PlanOptions) -> Pool:
-    """A NodePool's templates: every catalog type its requirements allow, with the offerings they allow."""
-    name = str(raw.get("metadata", {}).get("name", ""))
-    spec = raw.get("spec") or {}
-    template_spec = (spec.get("template") or {}).get("spec") or {}
-    labels = dict(((spec.get("template") or {}).get("metadata") or {}).get("labels") or {})
-    requirements = [r for r in template_spec.get("requirements") or [] if isinstance(r, dict)]
-    type_reqs = [_requirement(r) for r in requirements if r.get("key") not in OFFERING_KEYS]
-    offer_reqs = [_requirement(r) for r in requirements if r.get("key") in OFFERING_KEYS]
-    taints = [
-        Taint(key=t.get("key", ""), value=t.get("value", ""), effect=t.get("effect", ""))
-        for t in template_spec.get("taints") or []
-    ]
-    limits = {k: _amount(k, v) for k, v in (spec.get("limits") or {}).items()}
-    used = _pool_usage(name, loaded, [*limits, "nodes"])
-    pool = Pool(
-        name,
-        int(spec.get("weight") or 0),
-        [],
-        limits,
-        used,
-        min_values={r["key"]: int(r["minValues"]) for r in requirements if r.get("minValues")},
-        replicas=_replicas(name, spec),
-        node_class=str((template_spec.get("nodeClassRef") or {}).get("name") or "default"),
-        existing_nodes=used.get("nodes", 0),
-    )
-    for instance_type in catalog:
-        offerings = _offerings(instance_type, offer_reqs, options.zones or catalog.zones)
-        if not offerings:
-            continue
-        type_labels = {**instance_type.well_known_labels(), **labels}
-        if not _labels_match(type_labels, type_reqs):
-            continue
-        try:
-            found = _templates(name, instance_type, labels, taints, offerings, options)
-            if options.auto_mode and pool.static:
-                # nothing is pending when a static node launches: its role is the NodePool's label or the default
-                role = "dra" if labels.get(AUTO_MODE_NVIDIA_ROLE) == "dra" else "device-plugin"
-                found = [t for t in found if t.role == role] or found[:1]
-            pool.templates += found
-        except DratwinError:
-            continue  # a type the catalog cannot model as a node (no vCPU/memory data)
-    if not pool.templates:
-        raise PlanError(
-            f"NodePool {name}: its requirements allow no instance type of the catalog with an available offering; "
-            "the bundled catalog sells on-demand in us-east-1 only: for spot or another region, give your prices "
-            "with --catalog (see dratwin/data/CATALOG.md)"
-        )
-    return pool
-
-
-def _replicas(name: str, spec: dict[str, Any]) -> int | None:
-    value = spec.get("replicas")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise PlanError(f"NodePool {name}: spec.replicas {value!r} is not a whole number of nodes (0 or more)")
-    return value
-
-
-def _pool_usage(name: str, loaded: LoadedCluster, limited: Sequence[str]) -> dict[str, int]:
-    """What the NodePool's existing nodes hold of each ``limited`` resource (their capacity; ``nodes``: one each)."""
-    used: dict[str, int] = {}
-    for info in loaded.state.nodes.values():
-        if info.node.metadata.labels.get("karpenter.sh/nodepool") != name:
-            continue
-        capacity = {**node_capacity(info.node), "nodes": 1}
-        gpus = info.node.metadata.labels.get("karpenter.k8s.aws/instance-gpu-count", "")
-        if "nvidia.com/gpu" not in capacity and gpus.isdigit():  # a DRA node: Karpenter still counts its GPUs
-            capacity["nvidia.com/gpu"] = int(gpus)
-        for key in limited:
-            used[key] = used.get(key, 0) + capacity.get(key, 0)
-    return used
 
 
 def _split_missing_classes(
@@ -350,41 +263,6 @@ def _lost_preferences(
     return lost
 
 
-def _templates(
-    pool: str,
-    instance_type: InstanceType,
-    labels: dict[str, str],
-    taints: list[Taint],
-    offerings: list[Offering],
-    options: PlanOptions,
-) -> list[Template]:
-    """Self-managed Karpenter imagines one node per type with its capacity (``nvidia.com/gpu``) and, with
-    DRA on, the devices of its metadata. EKS Auto Mode picks each node's device-manager role at launch
-    from the pods it launches it for: a DRA node or a device-plugin node, never both."""
-    if not options.auto_mode:
-        return [
-            build_template(
-                pool, instance_type, labels, taints, offerings, dra=options.dra, device_plugin_resources=True
-            )
-        ]
-    found = [
-        build_template(
-            pool, instance_type, labels, taints, offerings, dra=False, device_plugin_resources=True, auto_mode=True
-        )
-    ]
-    if (
-        instance_type.gpus is not None
-        and instance_type.dra is not None
-        and options.kubernetes_version >= AUTO_MODE_DRA_VERSION
-    ):
-        found.append(
-            build_template(
-                pool, instance_type, labels, taints, offerings, dra=True, device_plugin_resources=False, auto_mode=True
-            )
-        )
-    return found
-
-
 def _pending(scheduled: ScheduleReport, loaded: LoadedCluster) -> list[PodToPlace]:
     state = loaded.state
     found = []
@@ -402,34 +280,3 @@ def _pending(scheduled: ScheduleReport, loaded: LoadedCluster) -> list[PodToPlac
                 keys.append(claim.key)
         found.append(PodToPlace(record.info, claims, keys))
     return found
-
-
-def _offerings(
-    instance_type: InstanceType, reqs: list[NodeSelectorRequirement], zones: Sequence[str]
-) -> list[Offering]:
-    """The type's available offerings that the NodePool's zone and capacity-type requirements allow."""
-    return [
-        o
-        for o in instance_type.offerings
-        if o.available and o.zone in zones and _labels_match({ZONE_LABEL: o.zone, CAPACITY_TYPE: o.capacity_type}, reqs)
-    ]
-
-
-def _labels_match(labels: dict[str, str], reqs: list[NodeSelectorRequirement]) -> bool:
-    if not reqs:
-        return True  # no requirement: everything matches (an empty node selector term would match nothing)
-    node = Node(metadata=ObjectMeta(name="-", labels=labels))
-    return selector_matches(node, requirement_selector(reqs))
-
-
-def _requirement(raw: dict[str, Any]) -> NodeSelectorRequirement:
-    return NodeSelectorRequirement(
-        key=str(raw.get("key", "")),
-        operator=str(raw.get("operator", "")),
-        values=[str(v) for v in raw.get("values") or []],
-    )
-
-
-def _amount(name: str, value: Any) -> int:
-    quantity = Quantity.parse(value).value
-    return int(quantity * 1000) if name == "cpu" else int(quantity)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 from collections import defaultdict
 from collections.abc import Sequence
@@ -11,13 +12,20 @@ from typing import Any
 import msgspec
 
 from dratwin.api.codec import dump_json, dump_yaml
+from dratwin.api.core import Node
 from dratwin.api.karpenter import DRA_DRIVERS_ANNOTATION
-from dratwin.provisioner.candidates import CAPACITY_TYPE, INSTANCE_TYPE_LABEL, ZONE_LABEL
+from dratwin.api.resource import AllocationResult, ResourceSlice
+from dratwin.cluster.state import ClaimRecord, ClusterState, PodRecord
+from dratwin.provisioner.candidates import CAPACITY_TYPE, INSTANCE_TYPE_LABEL, NODEPOOL_LABEL, ZONE_LABEL
+from dratwin.provisioner.consolidation import DriftedNode
 from dratwin.provisioner.solver import ANY_POOL, PlannedClaim, Unplaced
+from dratwin.scheduler.framework import NodeInfo
 from dratwin.twin.optimal import OptimalComparison
 from dratwin.twin.plan import PlanReport
+from dratwin.twin.schedule import StateBinder
 
 MAX_TYPES = 6
+_NODE_CLAIM_LABELS = (NODEPOOL_LABEL, INSTANCE_TYPE_LABEL, ZONE_LABEL, CAPACITY_TYPE)
 
 
 def render_table(report: PlanReport) -> str:
@@ -56,9 +64,13 @@ def render_table(report: PlanReport) -> str:
             lines.append(f"{pods[0]}{more}:")
             lines += [f"  {line}" for line in why]
         lines.append("")
+    if report.consolidation is not None and report.consolidation.drifted:
+        lines += _drifted_lines(report.consolidation.drifted)
     if report.consolidation is not None:
         consolidation = report.consolidation
-        lines.append(f"CONSOLIDATION (saves ${consolidation.savings_per_hour:.4f}/hour)")
+        change = consolidation.savings_per_hour
+        effect = f"saves ${change:.4f}/hour" if change >= 0 else f"costs ${-change:.4f}/hour more"
+        lines.append(f"CONSOLIDATION ({effect})")
         lines += consolidation.lines() or ["nothing to consolidate"]
         lines += [f"note: {n}" for n in consolidation.notes]
         lines.append("")
@@ -68,6 +80,13 @@ def render_table(report: PlanReport) -> str:
         lines.append("")
     lines += [f"note: {n}" for n in report.notes]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _drifted_lines(drifted: Sequence[DriftedNode]) -> list[str]:
+    lines = [f"DRIFTED ({len(drifted)})"]
+    lines += [f"{d.name} (NodePool {d.nodepool}, {d.instance_type}, ${d.price:.4f}/hour): {d.drift}" for d in drifted]
+    lines.append("Karpenter replaces drifted nodes one by one as the NodePools' Drifted budgets allow (below)")
+    return [*lines, ""]
 
 
 def _why(unplaced: Unplaced) -> list[str]:
@@ -82,8 +101,10 @@ def _why(unplaced: Unplaced) -> list[str]:
             continue
         grouped: dict[str, list[str]] = defaultdict(list)
         for rejection in rejections:
-            grouped[rejection.reason].append(rejection.instance_type)
-        out.append(f"NodePool {pool}: none of its {len(rejections)} instance types fits")
+            if rejection.instance_type not in grouped[rejection.reason]:  # Auto Mode: one per device-manager role
+                grouped[rejection.reason].append(rejection.instance_type)
+        count = len({r.instance_type for r in rejections})
+        out.append(f"NodePool {pool}: none of its {count} instance types fits")
         for reason, types in sorted(grouped.items(), key=lambda item: -len(item[1])):
             shown = ", ".join(types[:MAX_TYPES]) + (
                 f" and {len(types) - MAX_TYPES} more" if len(types) > MAX_TYPES else ""
@@ -117,6 +138,17 @@ def summary(report: PlanReport) -> dict[str, Any]:
             "savingsPerHour": round(report.consolidation.savings_per_hour, 6),
             "actions": [a.sentence for a in report.consolidation.actions],
             "kept": [{"node": n, "reason": r} for n, r in report.consolidation.blocked],
+            "drifted": [
+                {
+                    "node": d.name,
+                    "nodePool": d.nodepool,
+                    "instanceType": d.instance_type,
+                    "pricePerHour": d.price,
+                    "reason": d.drift.reason,
+                    "message": d.drift.message,
+                }
+                for d in report.consolidation.drifted
+            ],
         },
         "optimal": None if report.optimal is None else _optimal_summary(report.optimal),
     }
@@ -152,46 +184,117 @@ def _claim_summary(claim: PlannedClaim) -> dict[str, Any]:
 
 
 def objects(report: PlanReport) -> list[dict[str, Any]]:
-    """NodeClaims, the Nodes and ResourceSlices they bring, and the pods and claims bound to them."""
-    state = report.scheduled.state
+    """NodeClaims, the Nodes and ResourceSlices they bring, the pods and claims bound to them (as kube-scheduler's
+    binder writes them: the claims' allocation on the node's pools, ``reservedFor`` and the finalizer), and the
+    existing NodeClaims Karpenter marks Drifted."""
     found: list[dict[str, Any]] = []
-    pods: list[dict[str, Any]] = []
-    claims: list[dict[str, Any]] = []
+    scratch = ClusterState(features=report.scheduled.state.features)
+    bound: list[tuple[str, list[str]]] = []  # (pod, its claims) in plan order
     for claim in report.plan.claims:
         chosen = claim.chosen()
         node_name = f"{claim.name}-{chosen.instance_type.name.replace('.', '-')}"
-        found.append(_node_claim(claim, node_name))
-        node = {"apiVersion": "v1", "kind": "Node", **msgspec.to_builtins(chosen.node)}
-        node["metadata"]["name"] = node_name
-        node["metadata"]["labels"]["kubernetes.io/hostname"] = node_name
-        offering = claim.offering()
-        if offering is not None:
-            node["metadata"]["labels"][ZONE_LABEL] = offering.zone
-            node["metadata"]["labels"][CAPACITY_TYPE] = offering.capacity_type
-        found.append(node)
-        for resource_slice in chosen.slices:
-            raw = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", **msgspec.to_builtins(resource_slice)}
-            raw["metadata"]["name"] = f"{node_name}-{resource_slice.spec.driver}"
-            raw["spec"]["nodeName"] = node_name
-            raw["spec"]["pool"]["name"] = node_name
-            found.append(raw)
-        allocations = claim.allocations.get(chosen.instance_type.name, {})
-        for pod in claim.pods:
-            record = state.pods[pod.info.key]
-            raw_pod = copy.deepcopy(record.raw)
-            raw_pod.setdefault("spec", {})["nodeName"] = node_name
-            pods.append(raw_pod)
-            for key in pod.claim_keys:
-                raw_claim = copy.deepcopy(state.claims[key].raw)
-                allocation = msgspec.to_builtins(allocations[key])
-                selector = allocation.get("nodeSelector")
-                if selector:
-                    for term in selector.get("nodeSelectorTerms", []):
-                        for field in term.get("matchFields", []):
-                            field["values"] = [node_name]
-                raw_claim.setdefault("status", {})["allocation"] = allocation
-                claims.append(raw_claim)
-    return found + pods + claims
+        node = _node(claim, node_name)
+        found += [_node_claim(claim, node_name), node]
+        found += [_slice(resource_slice, node) for resource_slice in chosen.slices]
+        bound += _bind(report, scratch, claim, node)
+    pods = [scratch.pods[key].raw for key, _ in bound]
+    claims = [scratch.claims[key].raw for _, keys in bound for key in keys]
+    return found + pods + claims + _drifted_node_claims(report)
+
+
+def _node(claim: PlannedClaim, node_name: str) -> dict[str, Any]:
+    node = {"apiVersion": "v1", "kind": "Node", **msgspec.to_builtins(claim.chosen().node)}
+    node["metadata"]["name"] = node_name
+    node["metadata"]["labels"]["kubernetes.io/hostname"] = node_name
+    offering = claim.offering()
+    if offering is not None:
+        node["metadata"]["labels"][ZONE_LABEL] = offering.zone
+        node["metadata"]["labels"][CAPACITY_TYPE] = offering.capacity_type
+    return node
+
+
+def _slice(resource_slice: ResourceSlice, node: dict[str, Any]) -> dict[str, Any]:
+    """A slice of the template, published by the drivers of the launched node: its pool is the node's name."""
+    name = node["metadata"]["name"]
+    raw = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", **msgspec.to_builtins(resource_slice)}
+    raw["metadata"]["name"] = f"{name}-{resource_slice.spec.driver}"
+    raw["metadata"]["generateName"] = f"{name}-{resource_slice.spec.driver}-"
+    for owner in raw["metadata"].get("ownerReferences") or []:
+        if owner.get("kind") == "Node":
+            owner["name"], owner["uid"] = name, node["metadata"].get("uid", "")
+    raw["spec"]["nodeName"] = name
+    raw["spec"]["pool"]["name"] = name
+    return raw
+
+
+def _bind(
+    report: PlanReport, scratch: ClusterState, claim: PlannedClaim, node: dict[str, Any]
+) -> list[tuple[str, list[str]]]:
+    """Bind the NodeClaim's pods on its node through the scheduler's own binder, on a scratch copy of their pods
+    and claims (the report's cluster stays as it is)."""
+    state = report.scheduled.state
+    chosen = claim.chosen()
+    node_name = node["metadata"]["name"]
+    typed = msgspec.convert(node, Node, strict=False)
+    scratch.add_node(node, typed, NodeInfo(typed, dict(chosen.allocatable)))
+    binder = StateBinder(scratch)
+    allocations = claim.allocations.get(chosen.instance_type.name, {})
+    bound = []
+    for pod in claim.pods:
+        record = state.pods[pod.info.key]
+        info = dataclasses.replace(record.info)
+        scratch.pods[info.key] = PodRecord(copy.deepcopy(record.raw), record.pod, info)
+        fresh = [key for key in pod.claim_keys if key not in scratch.claims]
+        for key in fresh:
+            scratch.claims[key] = ClaimRecord(copy.deepcopy(state.claims[key].raw), state.claims[key].claim)
+        placed = {key: _on_node(allocations[key], chosen.node.metadata.name, node_name) for key in fresh}
+        binder.bind(info, node_name, placed, list(pod.claim_keys))
+        bound.append((info.key, fresh))
+    return bound
+
+
+def _on_node(allocation: AllocationResult, template: str, node_name: str) -> AllocationResult:
+    """An allocation made on the template's devices, as it reads on the launched node: its pools and node
+    selector name the node."""
+    raw = msgspec.to_builtins(allocation)
+    for result in (raw.get("devices") or {}).get("results") or []:
+        if result.get("pool") == template:
+            result["pool"] = node_name
+    for term in (raw.get("nodeSelector") or {}).get("nodeSelectorTerms") or []:
+        for field in term.get("matchFields") or []:
+            field["values"] = [node_name]
+    return msgspec.convert(raw, AllocationResult, strict=False)
+
+
+def _drifted_node_claims(report: PlanReport) -> list[dict[str, Any]]:
+    """The NodeClaim of each drifted node with its ``Drifted`` condition (the input's NodeClaim when given, else
+    the one the node's labels and owner reference tell of)."""
+    if report.consolidation is None:
+        return []
+    state = report.scheduled.state
+    found = []
+    for drifted in report.consolidation.drifted:
+        raw = copy.deepcopy(report.node_claims.get(drifted.name)) or _node_claim_of(state.node_raw[drifted.name])
+        status = raw.setdefault("status", {})
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "Drifted"]
+        conditions.append(
+            {"type": "Drifted", "status": "True", "reason": drifted.drift.reason, "message": drifted.drift.message}
+        )
+        status["conditions"] = conditions
+        found.append(raw)
+    return found
+
+
+def _node_claim_of(node: dict[str, Any]) -> dict[str, Any]:
+    meta = node.get("metadata") or {}
+    owner: dict[str, Any] = next((o for o in meta.get("ownerReferences") or [] if o.get("kind") == "NodeClaim"), {})
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k in _NODE_CLAIM_LABELS}
+    return {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodeClaim",
+        "metadata": {"name": owner.get("name") or meta.get("name", ""), "labels": labels},
+        "status": {"nodeName": meta.get("name", ""), "providerID": (node.get("spec") or {}).get("providerID", "")},
+    }
 
 
 def _node_claim(claim: PlannedClaim, node_name: str) -> dict[str, Any]:
