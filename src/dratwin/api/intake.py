@@ -17,6 +17,7 @@ server, is reported with its file, line and field, and the rest goes on without 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,8 +79,7 @@ def read_object(obj: LoadedObject) -> ReadObject:
     if needs_conversion(obj.raw):
         conversion = convert_to_v1(obj.raw)
         read.obj = ConvertedObject(obj, conversion)
-        read.note = (f"{obj.api_version} {rep.ref} read as {V1} (the API server converts it; printed as v1); "
-                     f"a 1.36 API server serves {obj.api_version} only where --runtime-config enables it")
+        read.note = f"{obj.api_version} {rep.ref} {conversion_note(obj.api_version)}"
     if read.typed:
         converted = Reporter(read.obj, rep.ref, sink)
         for path in missing_fields(read.obj.raw):
@@ -256,9 +256,14 @@ def structural_problems(objects: Sequence[LoadedObject]) -> list[Problem]:
     return found
 
 
+def conversion_note(api_version: str) -> str:
+    return (f"read as {V1} (the API server converts it; printed as v1); a 1.36 API server serves {api_version} "
+            "only where --runtime-config enables it")
+
+
 def note_problem(read: ReadObject) -> Problem:
     """A conversion note as a warning of ``validate`` (the object is fine, but it is read as v1)."""
     obj = read.written
-    return Problem(Severity.WARNING, obj.source.path, obj.source.line, object_ref(obj), "apiVersion",
-                   ProblemKind.CONVERTED, read.note)
+    return Problem(Severity.WARNING, obj.source.path, obj.line_of(("apiVersion",)), object_ref(obj), "apiVersion",
+                   ProblemKind.CONVERTED, conversion_note(obj.api_version), json.dumps(obj.api_version))
 

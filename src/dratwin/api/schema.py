@@ -158,60 +158,78 @@ def check_value(value: Any, node: Node, prefix: Iterable[str | int] = ()) -> lis
     return issues
 
 
+# (scalar type, Python type) pairs that need no further check: the fast path of the walk.
+_PLAIN = frozenset({("string", str), ("bool", bool), ("duration", str), ("bytes", str), ("intOrString", str),
+                    ("quantity", int)})
+_MAP_KEY = object()  # in a walk's path: the next segment is a map key
+
+
 class _Walker:
-    """Per-call scratch of a walk: where issues go. The path is one list, pushed and popped."""
+    """Per-call scratch of a walk: where issues go. The path is one list, pushed and popped (a map key is
+    pushed after a ``_MAP_KEY`` marker), turned into a FieldPath only for an issue."""
 
     __slots__ = ("issues",)
 
     def __init__(self, issues: list[Issue]) -> None:
         self.issues = issues
 
-    def walk(self, value: Any, node: Node, path: list[str | int]) -> None:
+    def walk(self, value: Any, node: Node, path: list[Any]) -> None:
         if value is None:
             return  # null is "absent" to the decoder, for every type
-        if type(node) is str:
-            self._scalar(value, node, path)
-        elif type(node) is Struct:
-            self._struct(value, node, path)
-        elif type(node) is ListOf:
+        kind = type(node)
+        if kind is str:
+            if (node, type(value)) not in _PLAIN and node != "any":
+                self._scalar(value, node, path)  # type: ignore[arg-type]
+        elif kind is Struct:
+            self._struct(value, node, path)  # type: ignore[arg-type]
+        elif kind is ListOf:
             if type(value) is not list:
                 self._wrong(value, type_name(node), path)
                 return
-            item = node.item
+            item = node.item  # type: ignore[union-attr]
+            plain = type(item) is str
             for index, element in enumerate(value):
+                if plain and (item, type(element)) in _PLAIN:
+                    continue
                 path.append(index)
                 self.walk(element, item, path)
                 path.pop()
-        elif type(node) is MapOf:
+        elif kind is MapOf:
             if type(value) is not dict:
                 self._wrong(value, type_name(node), path)
                 return
-            inner = node.value
+            inner = node.value  # type: ignore[union-attr]
+            plain = type(inner) is str
+            path.append(_MAP_KEY)
             for key, element in value.items():
-                path.append(MapKey(str(key)))
+                if plain and (inner, type(element)) in _PLAIN:
+                    continue
+                path.append(key)
                 self.walk(element, inner, path)
                 path.pop()
+            path.pop()
 
-    def _struct(self, value: Any, node: Struct, path: list[str | int]) -> None:
+    def _struct(self, value: Any, node: Struct, path: list[Any]) -> None:
         if type(value) is not dict:
             self._wrong(value, node.go_name, path)
             return
         fields = node.fields
         for key, element in value.items():
             sub = fields.get(key) if type(key) is str else None
-            path.append(str(key))
             if sub is None:
-                self.issues.append(Issue(IssueKind.UNKNOWN_FIELD, tuple(path), known=tuple(sorted(fields))))
-            elif element is not None:
+                self.issues.append(Issue(IssueKind.UNKNOWN_FIELD, (*field_path(path), str(key)),
+                                         known=tuple(sorted(fields))))
+            elif element is not None and (sub, type(element)) not in _PLAIN and sub != "any":
+                path.append(key)
                 self.walk(element, sub, path)
-            path.pop()
+                path.pop()
         # A custom resource's status is reset on create: the API server checks its required fields only
         # when the status subresource is written, which input files never do.
         for name in node.required if path[:1] != ["status"] else ():
             if value.get(name) is None:
-                self.issues.append(Issue(IssueKind.REQUIRED, (*path, name)))
+                self.issues.append(Issue(IssueKind.REQUIRED, (*field_path(path), name)))
 
-    def _scalar(self, value: Any, node: str, path: list[str | int]) -> None:
+    def _scalar(self, value: Any, node: str, path: list[Any]) -> None:
         kind = type(value)
         if node == "string" or node == "duration" or node == "bytes":
             ok = kind is str
@@ -222,7 +240,7 @@ class _Walker:
         elif node == "quantity":
             detail = quantity_problem(value)
             if detail:
-                self.issues.append(Issue(IssueKind.BAD_QUANTITY, tuple(path), value, "quantity", detail=detail))
+                self.issues.append(Issue(IssueKind.BAD_QUANTITY, field_path(path), value, "quantity", detail=detail))
             return
         elif node == "intOrString":
             ok = kind is str or _is_integer(value, _INT32)
@@ -235,8 +253,23 @@ class _Walker:
         if not ok:
             self._wrong(value, node, path)
 
-    def _wrong(self, value: Any, expected: str, path: list[str | int]) -> None:
-        self.issues.append(Issue(IssueKind.WRONG_TYPE, tuple(path), value, expected))
+    def _wrong(self, value: Any, expected: str, path: list[Any]) -> None:
+        self.issues.append(Issue(IssueKind.WRONG_TYPE, field_path(path), value, expected))
+
+
+def field_path(path: list[Any]) -> FieldPath:
+    """A walk's path as a FieldPath: map keys as MapKey."""
+    out: list[str | int] = []
+    is_key = False
+    for part in path:
+        if part is _MAP_KEY:
+            is_key = True
+        elif is_key:
+            out.append(MapKey(str(part)))
+            is_key = False
+        else:
+            out.append(part)
+    return tuple(out)
 
 
 def _is_integer(value: Any, bounds: tuple[int, int]) -> bool:

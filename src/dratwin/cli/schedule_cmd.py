@@ -24,7 +24,12 @@ examples:
   dratwin schedule -f examples/ -o yaml
       every pod and claim as the API server would store them (spec.nodeName, status.allocation, ...)
 
-exit status: 0 every pod scheduled, 1 some pod stays pending or is refused at admission, 2 bad input
+input: objects are taken as the API server takes them (kubectl --validate=strict): one with an unknown
+  field, a wrong type, a bad quantity or a missing required field is left out and named with its file,
+  line and field (a WARNING), as kubectl apply -f DIR leaves it out; resource.k8s.io v1beta1/v1beta2
+  objects are converted to v1 (a note each).
+
+exit status: 0 every pod scheduled, 1 some pod stays pending or an object or pod is refused, 2 bad input
 """
 
 

@@ -1,5 +1,10 @@
 """Loading a cluster: decode the objects, run the workload and resourceclaim controllers, fill the state.
 
+Objects go through :func:`dratwin.api.intake.admit` first, as the API server takes them: one with a
+structural error (unknown field, wrong type, bad quantity, missing required field) is refused and reported
+with its file, line and field, and the cluster is built from the others, as ``kubectl apply -f DIR``
+would leave it; resource.k8s.io v1beta1/v1beta2 objects are converted to v1, with a note.
+
 Pods that the input already binds (``spec.nodeName``, as in a dump of a real cluster) are placed on
 their nodes as they are, with their claims' allocations; every other pod is pending and goes to the
 scheduler.
@@ -17,6 +22,7 @@ import msgspec
 from dratwin.allocator.features import Features
 from dratwin.api.codec import classify, decode_as
 from dratwin.api.core import Node, Pod
+from dratwin.api.intake import admit
 from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 from dratwin.cluster.claims import claims_for_pod
@@ -45,6 +51,7 @@ class LoadedCluster:
     blocked: list[PendingReason] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     rejections: list[str] = field(default_factory=list)  # objects the API server would refuse
+    conversions: list[str] = field(default_factory=list)  # objects read in an older version (also in notes)
     roles: list[NodeRole] = field(default_factory=list)
     unmodelled: list[str] = field(default_factory=list)  # constraints of the pods the twin ignores
 
@@ -54,7 +61,8 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
     raws: list[Raw] = []
     templates: dict[tuple[str, str], Raw] = {}
     claims: dict[tuple[str, str], Raw] = {}
-    for obj in objects:
+    admitted = admit(objects)
+    for obj in admitted.objects:
         kind = obj.kind
         info = classify(obj).info
         if kind == "Node" and info is not None:
@@ -74,7 +82,8 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
             record = state.add_claim(obj.raw)
             claims[(record.claim.metadata.namespace, record.claim.metadata.name)] = record.raw
         raws.append(obj.raw)
-    loaded = LoadedCluster(state)
+    loaded = LoadedCluster(state, notes=list(admitted.notes), rejections=admitted.rejections(),
+                           conversions=list(admitted.notes))
     expansion = expand_workloads(raws, rng)
     loaded.notes += [str(n) for n in expansion.notes]
     loaded.rejections += [str(r) for r in expansion.rejections]

@@ -113,7 +113,7 @@ def plan(
             options.optimal_time_limit,
         )
     result.plan.unplaced += missing_class
-    result.notes += unusable + _warnings(result, objects, options)
+    result.notes += loaded.rejections + loaded.conversions + unusable + _warnings(result, objects, options)
     if any("karpenter.sh/nodepool" in n.node.metadata.labels for n in loaded.state.nodes.values()):
         result.consolidation = consolidate(
             loaded.state, pools, nodepools, features, dict(loaded.state.classes), compiler, options.now
