@@ -230,3 +230,30 @@ def test_allocate_prints_v1beta1_claims_as_v1(tmp_path: Path, capsys: pytest.Cap
     assert claim["apiVersion"] == "resource.k8s.io/v1"
     assert claim["spec"]["devices"]["requests"] == [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": 1}}]
     assert [r["device"] for r in claim["status"]["allocation"]["devices"]["results"]] == ["g0"]
+
+
+NULL_SPECS = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c, namespace: ml, labels: null}
+spec: null
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml}
+spec:
+  nodeSelector: null
+  containers: [{name: c, image: x, resources: {claims: [{name: gpu}]}}]
+  resourceClaims: [{name: gpu, resourceClaimName: c}]
+"""
+
+
+def test_nulls_are_absent_as_for_the_api_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # spec: null is accepted by the API server (a claim that requests no device), and so is any other null.
+    path = _write(tmp_path, "in.yaml", NODE_AND_SLICE + "---\n" + NULL_SPECS)
+    assert main(["validate", "-f", path]) == 0
+    capsys.readouterr()
+    assert main(["schedule", "-f", path, "-o", "yaml"]) == 0
+    objects = {o["kind"]: o for o in yaml.safe_load(capsys.readouterr().out)["items"]}
+    assert "spec" not in objects["ResourceClaim"] and "labels" not in objects["ResourceClaim"]["metadata"]
+    assert objects["Pod"]["spec"]["nodeName"] == "n1"

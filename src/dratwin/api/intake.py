@@ -22,13 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dratwin.api.codec import RESOURCE_GROUP, Support, classify, object_ref, split_api_version
+from dratwin.api.codec import RESOURCE_GROUP, Support, classify, object_ref, split_api_version, strip_nulls
 from dratwin.api.conversion import FLAT_REQUEST_FIELDS, V1, Conversion, convert_to_v1, needs_conversion
 from dratwin.api.karpenter import KARPENTER_GROUP
 from dratwin.api.loader import FieldPath, LoadedObject
 from dratwin.api.quantity import Quantity
 from dratwin.api.required import missing_fields
-from dratwin.api.schema import Issue, IssueKind, builtin_schema, check_structure, json_kind
+from dratwin.api.schema import Issue, IssueKind, builtin_schema, json_kind, walk_structure
 from dratwin.api.validation_base import Problem, ProblemKind, Reporter, Severity
 from dratwin.api.validation_formats import close_match, did_you_mean
 from dratwin.errors import QuantityError
@@ -44,6 +44,17 @@ class ConvertedObject(LoadedObject):
 
     def line_of(self, path: FieldPath) -> int:
         return self.written.line_of(self.conversion.original_path(path))
+
+
+class WithoutNulls(LoadedObject):
+    """An object as the API server stores it: its ``null`` fields dropped (the decoder reads them as absent)."""
+
+    def __init__(self, written: LoadedObject) -> None:
+        super().__init__(strip_nulls(written.raw), written.source)
+        self.written = written
+
+    def line_of(self, path: FieldPath) -> int:
+        return self.written.line_of(path)
 
 
 @dataclass
@@ -70,7 +81,9 @@ def read_object(obj: LoadedObject) -> ReadObject:
     sink: list[Problem] = []
     rep = Reporter(obj, object_ref(obj, namespaced), sink)
     root = builtin_schema().kind(obj.api_version, obj.kind)
-    issues = check_structure(obj.raw, root) if root is not None else []
+    issues, nulls = walk_structure(obj.raw, root) if root is not None else ([], False)
+    if nulls:  # stored without them, as the API server stores it; the typed views need no null handling then
+        obj = WithoutNulls(obj)
     for issue in issues:
         _report(rep, issue)
     read = ReadObject(obj, obj, sink, typed=not any(i.is_type_error for i in issues))

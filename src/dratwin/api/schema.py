@@ -146,16 +146,21 @@ class Issue:
 
 def check_structure(raw: Mapping[str, Any], root: Struct) -> list[Issue]:
     """Every structural issue of ``raw`` (a whole object) against its type ``root``."""
-    issues: list[Issue] = []
-    _Walker(issues).walk(raw, root, [])
-    return issues
+    return walk_structure(raw, root)[0]
+
+
+def walk_structure(raw: Mapping[str, Any], root: Struct) -> tuple[list[Issue], bool]:
+    """The issues of ``raw``, and whether it holds a ``null`` anywhere (the API server stores it as absent)."""
+    walker = _Walker([])
+    walker.walk(raw, root, [])
+    return walker.issues, walker.saw_null
 
 
 def check_value(value: Any, node: Node, prefix: Iterable[str | int] = ()) -> list[Issue]:
     """The issues of one value at ``prefix`` (a part of an object) against ``node``."""
-    issues: list[Issue] = []
-    _Walker(issues).walk(value, node, list(prefix))
-    return issues
+    walker = _Walker([])
+    walker.walk(value, node, list(prefix))
+    return walker.issues
 
 
 # (scalar type, Python type) pairs that need no further check: the fast path of the walk.
@@ -168,14 +173,16 @@ class _Walker:
     """Per-call scratch of a walk: where issues go. The path is one list, pushed and popped (a map key is
     pushed after a ``_MAP_KEY`` marker), turned into a FieldPath only for an issue."""
 
-    __slots__ = ("issues",)
+    __slots__ = ("issues", "saw_null")
 
     def __init__(self, issues: list[Issue]) -> None:
         self.issues = issues
+        self.saw_null = False
 
     def walk(self, value: Any, node: Node, path: list[Any]) -> None:
         if value is None:
-            return  # null is "absent" to the decoder, for every type
+            self.saw_null = True  # null is "absent" to the decoder, for every type
+            return
         kind = type(node)
         if kind is str:
             if (node, type(value)) not in _PLAIN and node != "any":
@@ -219,7 +226,9 @@ class _Walker:
             if sub is None:
                 self.issues.append(Issue(IssueKind.UNKNOWN_FIELD, (*field_path(path), str(key)),
                                          known=tuple(sorted(fields))))
-            elif element is not None and (sub, type(element)) not in _PLAIN and sub != "any":
+            elif element is None:
+                self.saw_null = True
+            elif (sub, type(element)) not in _PLAIN and sub != "any":
                 path.append(key)
                 self.walk(element, sub, path)
                 path.pop()

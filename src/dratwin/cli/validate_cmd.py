@@ -9,7 +9,9 @@ from collections.abc import Sequence
 
 from dratwin.allocator.features import Features
 from dratwin.api.codec import decode_as
+from dratwin.api.conversion import convert_to_v1, needs_conversion
 from dratwin.api.core import Node
+from dratwin.api.intake import ConvertedObject
 from dratwin.api.loader import LoadedObject, load_paths
 from dratwin.api.resource import ResourceSlice
 from dratwin.api.validation import Problem, SelectorCompilerLike, validate_objects
@@ -88,6 +90,8 @@ def device_manager_conflicts(objects: Sequence[LoadedObject]) -> list[Problem]:
     nodes: dict[str, tuple[LoadedObject, Node]] = {}
     slices: list[ResourceSlice] = []
     for obj in objects:
+        if needs_conversion(obj.raw):  # a v1beta1 slice keeps its devices under `basic`: read it as v1
+            obj = ConvertedObject(obj, convert_to_v1(obj.raw))
         try:
             if obj.kind == "Node":
                 nodes[obj.name] = (obj, decode_as(obj.raw, Node, obj.ref))
