@@ -31,6 +31,7 @@ from dratwin.api.required import missing_fields
 from dratwin.api.schema import Issue, IssueKind, builtin_schema, json_kind, walk_structure
 from dratwin.api.validation_base import Problem, ProblemKind, Reporter, Severity
 from dratwin.api.validation_formats import close_match, did_you_mean
+from dratwin.api.validation_karpenter import moved_field_hint
 from dratwin.errors import QuantityError
 
 
@@ -185,11 +186,7 @@ def _unknown_field(rep: Reporter, issue: Issue) -> None:
 
 def _moved_hint(obj: LoadedObject, path: FieldPath) -> str:
     group = split_api_version(obj.api_version)[0]
-    if group != KARPENTER_GROUP:
-        return ""
-    from dratwin.api.validation_karpenter import moved_field_hint  # the Karpenter rules module owns the list
-
-    return moved_field_hint(obj.kind, path)
+    return moved_field_hint(obj.kind, path) if group == KARPENTER_GROUP else ""
 
 
 def _shown(value: Any) -> object:
