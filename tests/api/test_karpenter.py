@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from dratwin.api.codec import Support, classify, decode, object_ref, unknown_fields
+from dratwin.api.codec import Support, classify, decode, object_ref
+from dratwin.api.intake import structural_problems
 from dratwin.api.karpenter import (
     AWS_WELL_KNOWN_LABELS,
     CORE_WELL_KNOWN_LABELS,
@@ -17,6 +18,7 @@ from dratwin.api.karpenter import (
     restricted_label,
 )
 from dratwin.api.loader import load_text
+from dratwin.api.schema import IssueKind, builtin_schema, check_structure
 from dratwin.errors import InputError
 
 NODEPOOL = """\
@@ -108,7 +110,7 @@ def test_nodepool_decodes_every_field() -> None:
     assert pool.spec.limits == {"cpu": 1000, "nvidia.com/gpu": 64}
     assert (pool.spec.weight, pool.spec.replicas) == (50, None)
     assert pool.status.conditions[0].type == "Ready"
-    assert unknown_fields(obj) == []
+    assert structural_problems([obj]) == []
 
 
 def test_nodeclaim_decodes_spec_and_status() -> None:
@@ -119,7 +121,7 @@ def test_nodeclaim_decodes_spec_and_status() -> None:
     assert claim.status.provider_id == "aws:///us-east-1a/i-0123456789abcdef0"
     assert (claim.status.image_id, claim.status.capacity) == ("ami-0123456789abcdef0", {"nvidia.com/gpu": "8"})
     assert claim.status.conditions[0].type == "Launched"
-    assert unknown_fields(obj) == []
+    assert structural_problems([obj]) == []
 
 
 def test_ec2nodeclass_decodes_the_modelled_fields() -> None:
@@ -136,7 +138,7 @@ def test_ec2nodeclass_decodes_the_modelled_fields() -> None:
     assert spec.kubelet is not None and spec.kubelet.max_pods == 110 and spec.kubelet.cluster_dns == ["10.0.0.10"]
     assert spec.associate_public_ip_address is False
     assert node_class.metadata.annotations["karpenter.k8s.aws/nvidia-consumable-capacity"] == "4"
-    assert unknown_fields(obj) == []  # EC2NodeClass is only partly modelled: its fields are not checked
+    assert structural_problems([obj]) == []  # every field is one the CRD has
 
 
 def test_karpenter_kinds_are_cluster_scoped() -> None:
@@ -186,7 +188,10 @@ def test_unknown_fields_of_a_nodepool() -> None:
     [obj] = load_text("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: x}\nspec:\n  template:\n"
                       "    metadata: {name: n}\n    spec:\n      kubelet: {maxPods: 3}\n      requirements:\n"
                       "      - {key: a, operator: In, values: [b], minValue: 2}\n  disruption: {expireAfter: 1h}\n")
-    assert [(path, known[:2]) for path, known in unknown_fields(obj)] == [
+    root = builtin_schema().kind("karpenter.sh/v1", "NodePool")
+    assert root is not None
+    unknown = [i for i in check_structure(obj.raw, root) if i.kind is IssueKind.UNKNOWN_FIELD]
+    assert [(i.path, list(i.known[:2])) for i in unknown] == [
         (("spec", "template", "metadata", "name"), ["annotations", "labels"]),
         (("spec", "template", "spec", "kubelet"), ["expireAfter", "nodeClassRef"]),
         (("spec", "template", "spec", "requirements", 0, "minValue"), ["key", "minValues"]),

@@ -228,7 +228,7 @@ CASES = [
     Case("consolidation-policy-enum", pool(("spec.disruption.consolidationPolicy", "WhenUnderutilized")),
          "spec.disruption.consolidationPolicy", ProblemKind.UNSUPPORTED, 'did you mean "WhenEmptyOrUnderutilized"'),
     Case("budget-nodes-unquoted", pool(("spec.disruption.budgets.0.nodes", 5)), "spec.disruption.budgets[0].nodes",
-         ProblemKind.INVALID, 'quote it: nodes: "5"'),
+         ProblemKind.INVALID, 'quote the value: "5"'),
     Case("budget-nodes-over-100-percent", pool(("spec.disruption.budgets.0.nodes", "150%")),
          "spec.disruption.budgets[0].nodes", ProblemKind.INVALID, "percentage from 0% to 100%"),
     Case("budget-nodes-required", pool(("spec.disruption.budgets.0", {"reasons": ["Empty"]})),

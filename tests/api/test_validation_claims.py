@@ -147,7 +147,7 @@ CASES: list[tuple[str, Wire, str, ProblemKind, str]] = [
     ("unknown-field-typo", _requests(request(selector=[{"cel": {"expression": "true"}}])),
      "spec.devices.requests[0].exactly.selector", ProblemKind.UNKNOWN_FIELD, 'did you mean "selectors"'),
     ("wrong-type", _requests(request(count="two")),
-     "spec.devices.requests[0].exactly.count", ProblemKind.INVALID, "expected int"),
+     "spec.devices.requests[0].exactly.count", ProblemKind.INVALID, "must be an integer (int64), not a string"),
 ]
 
 

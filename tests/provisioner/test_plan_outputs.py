@@ -77,7 +77,7 @@ def test_drifted_nodes_in_table_json_and_yaml(
     # the default budget (10% of 2 nodes: 1) lets emptiness take gpu-2 and holds gpu-1 back
     assert "keep gpu-1: drifted (RequirementsDrifted), but the disruption budgets of NodePool gpu allow no more " \
         "Drifted disruptions now" in table
-    pool["spec"]["disruption"] = {"budgets": [{"nodes": "100%"}]}
+    pool["spec"]["disruption"] = {"consolidateAfter": "0s", "budgets": [{"nodes": "100%"}]}
     pools = [pool]
     status, table = run(capsys, tmp_path, pools, existing=drifted_cluster)
     assert status == 0

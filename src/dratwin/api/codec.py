@@ -7,12 +7,16 @@ and ``status`` survive a round trip untouched.
 Kinds fall in three groups (:func:`classify`):
 
 - *modelled*: decoded and validated (core/v1 Node, Pod, Namespace; resource.k8s.io/v1 DeviceClass,
-  ResourceSlice, ResourceClaim, ResourceClaimTemplate; resource.k8s.io/v1beta2 is read as v1, it has the
-  same fields; Karpenter's karpenter.sh/v1 NodePool and NodeClaim and karpenter.k8s.aws/v1 EC2NodeClass);
+  ResourceSlice, ResourceClaim, ResourceClaimTemplate, and the same kinds in v1beta2 and v1beta1, which
+  :mod:`dratwin.api.intake` converts to v1 as the API server does; Karpenter's karpenter.sh/v1 NodePool
+  and NodeClaim and karpenter.k8s.aws/v1 EC2NodeClass);
 - *pod templates*: workloads (Deployment, Job, ...) whose pod template is checked for DRA references;
 - *not checked*: any other API group (CRDs such as ComputeDomain, Kueue, EKS Auto Mode's NodeClass) and real
-  kinds of the groups above that dratwin does not model (ConfigMap, Service, DeviceTaintRule, NodeOverlay, ...)
-  — skipped with a warning.
+  kinds of the groups above that dratwin does not model, in the versions 1.36 serves them (ConfigMap,
+  Service, resource.k8s.io/v1beta2 DeviceTaintRule, karpenter.sh/v1alpha1 NodeOverlay, ...) — skipped with a
+  warning.
+
+The structure of each modelled kind (fields, types, quantities) is checked by :mod:`dratwin.api.schema`.
 
 Anything else that claims to be from a group dratwin models (an unknown kind, an unknown version, no
 apiVersion or kind) is an :class:`~dratwin.errors.InputError`.
@@ -25,12 +29,11 @@ import difflib
 import enum
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import msgspec
-import msgspec.inspect as mi
 import yaml
 
 from dratwin.api.core import Namespace, Node, Pod, PodSpec
@@ -39,20 +42,16 @@ from dratwin.api.karpenter import (
     KARPENTER_GROUP,
     EC2NodeClass,
     NodeClaim,
-    NodeClaimSpec,
     NodePool,
-    NodePoolSpec,
 )
 from dratwin.api.loader import FieldPath, LoadedObject
 from dratwin.api.resource import (
     DeviceClass,
-    DeviceClassSpec,
     ResourceClaim,
-    ResourceClaimSpec,
     ResourceClaimTemplate,
     ResourceSlice,
-    ResourceSliceSpec,
 )
+from dratwin.api.schema import MapKey as MapKey  # re-exported: field paths are built with it everywhere
 from dratwin.errors import InputError, ObjectDecodeError
 
 S = TypeVar("S", bound=msgspec.Struct)
@@ -61,12 +60,6 @@ RESOURCE_GROUP = "resource.k8s.io"
 
 
 # ---- field paths ---------------------------------------------------------------------------------
-
-
-class MapKey(str):
-    """A map key inside a field path: rendered ``[key]`` (Kubernetes' ``field.Path.Key``), looked up as a str."""
-
-    __slots__ = ()
 
 
 def render_path(path: FieldPath) -> str:
@@ -120,9 +113,12 @@ _MODELLED = [
     KindInfo("karpenter.k8s.aws/v1", "EC2NodeClass", EC2NodeClass, False),
 ]
 KINDS: dict[tuple[str, str], KindInfo] = {(k.api_version, k.kind): k for k in _MODELLED}
-# v1beta2 has exactly the fields of v1 (v1 was copied from it); it is read with the same types.
+# resource.k8s.io v1beta2 (the fields of v1) and v1beta1 (flat requests, `basic` devices) are read as v1:
+# dratwin.api.intake converts them as the API server does before anything decodes them.
+OLDER_RESOURCE_VERSIONS = ("v1beta2", "v1beta1")
 KINDS.update(
-    {(f"{RESOURCE_GROUP}/v1beta2", k.kind): k for k in _MODELLED if k.api_version.startswith(RESOURCE_GROUP)}
+    {(f"{RESOURCE_GROUP}/{version}", k.kind): k
+     for version in OLDER_RESOURCE_VERSIONS for k in _MODELLED if k.api_version.startswith(RESOURCE_GROUP)}
 )
 
 _TEMPLATE = ("spec", "template", "spec")
@@ -145,14 +141,20 @@ _UNMODELLED: dict[str, frozenset[str]] = {
             "PersistentVolumeClaim", "ResourceQuota", "Secret", "Service", "ServiceAccount",
         }
     ),
-    RESOURCE_GROUP: frozenset({"DeviceTaintRule"}),
+    RESOURCE_GROUP: frozenset({"DeviceTaintRule", "ResourcePoolStatusRequest"}),
     "apps": frozenset({"ControllerRevision"}),
     "batch": frozenset(),
     KARPENTER_GROUP: frozenset({"NodeOverlay"}),  # karpenter.sh/v1alpha1
     AWS_GROUP: frozenset(),
 }
-_VERSIONS = {"": {"v1"}, RESOURCE_GROUP: {"v1", "v1beta2"}, "apps": {"v1"}, "batch": {"v1"}, KARPENTER_GROUP: {"v1"},
-             AWS_GROUP: {"v1"}}
+_VERSIONS = {"": {"v1"}, RESOURCE_GROUP: {"v1", *OLDER_RESOURCE_VERSIONS}, "apps": {"v1"}, "batch": {"v1"},
+             KARPENTER_GROUP: {"v1"}, AWS_GROUP: {"v1"}}
+# The versions of the kinds above that dratwin does not model, where 1.36 serves them (others are errors).
+_UNMODELLED_VERSIONS = {
+    (RESOURCE_GROUP, "DeviceTaintRule"): ("v1beta2", "v1alpha3"),
+    (RESOURCE_GROUP, "ResourcePoolStatusRequest"): ("v1alpha3",),
+    (KARPENTER_GROUP, "NodeOverlay"): ("v1alpha1",),
+}
 
 
 def split_api_version(api_version: str) -> tuple[str, str]:
@@ -167,7 +169,7 @@ def classify(obj: LoadedObject) -> Classification:
     if not isinstance(api_version, str) or not api_version or not isinstance(kind, str) or not kind:
         missing = " and ".join(f for f, v in (("apiVersion", api_version), ("kind", kind)) if not v)
         raise InputError(f"{obj.source}: object has no {missing or 'valid apiVersion/kind'}; "
-                         "every Kubernetes object needs both (e.g. apiVersion: resource.k8s.io/v1)")
+                         f"every Kubernetes object needs both (e.g. apiVersion: resource.k8s.io/v1){_case_hint(obj)}")
     info = KINDS.get((api_version, kind))
     if info is not None:
         return Classification(Support.MODELLED, info)
@@ -178,10 +180,10 @@ def classify(obj: LoadedObject) -> Classification:
     if group not in _VERSIONS:
         reason = f'dratwin does not model the API group "{group}"'
         return Classification(Support.NOT_CHECKED, reason=reason)
-    if kind in _UNMODELLED[group]:
+    if kind in _UNMODELLED[group] and version in _UNMODELLED_VERSIONS.get((group, kind), (version,)):
         return Classification(Support.NOT_CHECKED, reason=f"dratwin does not model {api_version} {kind}")
     known = _known_kinds(group)
-    if kind in known and version not in _VERSIONS[group]:
+    if kind in known and (version not in _VERSIONS[group] or kind in _UNMODELLED[group]):
         raise InputError(f"{obj.source}: {kind}: apiVersion {api_version} is not read by dratwin; "
                          f"{_version_hint(group, kind)}")
     raise InputError(f'{obj.source}: unknown kind "{kind}" in {api_version}{_kind_hint(kind, known)}')
@@ -201,10 +203,22 @@ def _kind_hint(kind: str, known: set[str]) -> str:
     return f"; known kinds: {', '.join(sorted(known))}"
 
 
+def _case_hint(obj: LoadedObject) -> str:
+    """`apiversion: v1` is not `apiVersion`: field names are case-sensitive. Say so when that is the cause."""
+    found = [f"`{key}` (did you mean {name}?)" for key in obj.raw if isinstance(key, str)
+             for name in ("apiVersion", "kind") if key != name and key.lower() == name.lower()]
+    return f"; it has {' and '.join(found)}: field names are case-sensitive" if found else ""
+
+
 def _version_hint(group: str, kind: str) -> str:
+    if group == RESOURCE_GROUP and (group, kind) in _UNMODELLED_VERSIONS:
+        served = " and ".join(f"{group}/{v}" for v in _UNMODELLED_VERSIONS[(group, kind)])
+        return f"Kubernetes 1.36 serves {kind} as {served}"
     if group == RESOURCE_GROUP:
-        return ("use resource.k8s.io/v1 (Kubernetes 1.34+); from v1beta1 move deviceClassName, selectors, "
-                "allocationMode, count, adminAccess and tolerations of each request under `exactly`")
+        return ("Kubernetes 1.36 serves it as resource.k8s.io/v1 (and v1beta2, v1beta1, which dratwin converts); "
+                "v1alpha3 has only DeviceTaintRule and ResourcePoolStatusRequest since 1.32. From the v1alpha3 "
+                "layout move deviceClassName, selectors, allocationMode, count and adminAccess of each request "
+                "under `exactly`, and the fields of each device out of `basic`")
     if group == KARPENTER_GROUP:
         return ("use karpenter.sh/v1 (Karpenter 1.0+); from v1beta1 move spec.template.spec.kubelet to the "
                 "EC2NodeClass and spec.disruption.expireAfter to spec.template.spec.expireAfter, and give "
@@ -313,64 +327,6 @@ def _replace(value: Any, path: FieldPath, new: Any) -> Any:
     result = copy.copy(value)
     result[path[0]] = _replace(value[path[0]], path[1:], new)
     return result
-
-
-# ---- unknown fields ------------------------------------------------------------------------------
-
-_SPEC_TYPES: dict[tuple[str, str], tuple[FieldPath, type[msgspec.Struct]]] = {
-    (RESOURCE_GROUP, "DeviceClass"): (("spec",), DeviceClassSpec),
-    (RESOURCE_GROUP, "ResourceSlice"): (("spec",), ResourceSliceSpec),
-    (RESOURCE_GROUP, "ResourceClaim"): (("spec",), ResourceClaimSpec),
-    (RESOURCE_GROUP, "ResourceClaimTemplate"): (("spec", "spec"), ResourceClaimSpec),
-    # Karpenter's CRDs are structural, so the API server rejects unknown fields there too. EC2NodeClass is
-    # not listed: dratwin models only part of its spec.
-    (KARPENTER_GROUP, "NodePool"): (("spec",), NodePoolSpec),
-    (KARPENTER_GROUP, "NodeClaim"): (("spec",), NodeClaimSpec),
-}
-_TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata", "spec", "status"})
-
-
-def unknown_fields(obj: LoadedObject) -> list[tuple[FieldPath, list[str]]]:
-    """Fields of a resource.k8s.io or karpenter.sh object that the API does not define, with the known names there.
-
-    The API server rejects them under kubectl's default strict field validation. Only ``spec`` (and the
-    top level) is checked: metadata and status carry server-managed fields dratwin does not model.
-    """
-    found: list[tuple[FieldPath, list[str]]] = []
-    group = split_api_version(obj.api_version)[0]
-    if (group, obj.kind) not in _SPEC_TYPES:
-        return found
-    found.extend(((key,), sorted(_TOP_LEVEL)) for key in obj.raw if key not in _TOP_LEVEL)
-    prefix, spec_type = _SPEC_TYPES[(group, obj.kind)]
-    spec: Any = obj.raw
-    for part in prefix:
-        spec = spec.get(part) if isinstance(spec, dict) else None
-    if obj.kind == "ResourceClaimTemplate" and isinstance(obj.raw.get("spec"), dict):
-        template_spec = obj.raw["spec"]
-        found.extend((("spec", str(k)), ["metadata", "spec"]) for k in template_spec if k not in ("metadata", "spec"))
-    found.extend(_walk_unknown(spec, mi.type_info(spec_type), prefix))
-    return found
-
-
-def _walk_unknown(value: Any, info: mi.Type, path: FieldPath) -> Iterator[tuple[FieldPath, list[str]]]:
-    if isinstance(info, mi.UnionType):
-        for member in info.types:
-            if not isinstance(member, mi.NoneType):
-                yield from _walk_unknown(value, member, path)
-                return
-    elif isinstance(info, mi.StructType) and isinstance(value, dict):
-        fields = {f.encode_name: f.type for f in info.fields}
-        for key, item in value.items():
-            if key in fields:
-                yield from _walk_unknown(item, fields[key], (*path, key))
-            else:
-                yield (*path, str(key)), sorted(fields)
-    elif isinstance(info, mi.ListType) and isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _walk_unknown(item, info.item_type, (*path, index))
-    elif isinstance(info, mi.DictType) and isinstance(value, dict):
-        for key, item in value.items():
-            yield from _walk_unknown(item, info.value_type, (*path, MapKey(str(key))))
 
 
 def pod_spec_of(obj: LoadedObject, template_path: FieldPath) -> PodSpec | None:

@@ -6,8 +6,9 @@ only for input that is not an object of a kind dratwin can judge (see :func:`dra
 
 What is checked:
 
-- every modelled object: it decodes (types), it has no field the API does not know (resource.k8s.io),
-  metadata (names, namespace, labels, annotations);
+- every modelled object: its structure (``intake``: unknown fields, types, quantities, required fields,
+  for every kind and version, older resource.k8s.io versions converted to v1 with a note), metadata
+  (names, namespace, labels, annotations);
 - DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate: the upstream API rules and limits
   (``validation_claims``, ``validation_slices``), CEL selectors compiled with ``compiler``, fields of
   disabled feature gates (``validation_gates``);
@@ -32,9 +33,9 @@ from dratwin.api.codec import (
     decode_as,
     object_ref,
     pod_spec_of,
-    unknown_fields,
 )
 from dratwin.api.core import Namespace, Node, Pod
+from dratwin.api.intake import note_problem, read_object
 from dratwin.api.karpenter import EC2NodeClass, NodeClaim, NodePool
 from dratwin.api.loader import LoadedObject
 from dratwin.api.meta import ObjectMeta
@@ -51,9 +52,9 @@ from dratwin.api.validation_base import (
 )
 from dratwin.api.validation_claims import validate_claim_spec, validate_device_class
 from dratwin.api.validation_core import validate_labels_and_annotations, validate_metadata, validate_pod_spec
-from dratwin.api.validation_formats import close_match, did_you_mean, dns_label, dns_subdomain
+from dratwin.api.validation_formats import dns_label, dns_subdomain
 from dratwin.api.validation_gates import check_claim_gates, check_class_gates, check_slice_gates
-from dratwin.api.validation_karpenter import check_karpenter_references, moved_field_hint, validate_karpenter_object
+from dratwin.api.validation_karpenter import check_karpenter_references, validate_karpenter_object
 from dratwin.api.validation_pools import check_pools
 from dratwin.api.validation_refs import Checked, check_references
 from dratwin.api.validation_slices import validate_slice_spec
@@ -66,13 +67,6 @@ __all__ = [
     "Severity",
     "validate_objects",
 ]
-
-# Fields of the 1.36 API that dratwin does not model (alpha, gate off by default): accepted with a warning.
-_ALPHA_FIELDS = {"nodeAllocatableResourceMappings": "DRANodeAllocatableResources"}
-# resource.k8s.io/v1beta1 wrote these directly in a request; v1 has them under `exactly`.
-_FLAT_REQUEST_FIELDS = {"deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",
-                        "capacity"}
-
 
 def validate_objects(
     objects: Sequence[LoadedObject],
@@ -87,31 +81,44 @@ def validate_objects(
     problems: list[Problem] = []
     ctx = Context(compiler, gates or DefaultGates())
     checked: list[Checked] = []
-    for obj in objects:
-        item = _check_object(obj, classify(obj), ctx, problems)
-        if item is not None:
-            checked.append(item)
+    for written in objects:
+        how = classify(written)
+        if how.support is Support.NOT_CHECKED:
+            Reporter(written, object_ref(written), problems).warn(ProblemKind.NOT_CHECKED, (), how.reason,
+                                                                  "skipped: nothing in it is validated")
+            continue
+        read = read_object(written)
+        problems += read.problems
+        if read.note:
+            problems.append(note_problem(read))
+        checked.append(_check_object(read.obj, classify(read.obj), ctx, problems, read.typed))
     check_references(checked)
     check_pools(checked)
     check_karpenter_references(checked)
     order = {path: i for i, path in reversed(list(enumerate(o.source.path for o in objects)))}
-    return sorted(problems, key=lambda p: (order.get(p.file, len(order)), p.line))
+    return sorted(_without_duplicates(problems), key=lambda p: (order.get(p.file, len(order)), p.line))
 
 
-def _check_object(obj: LoadedObject, how: Classification, ctx: Context, sink: list[Problem]) -> Checked | None:
-    if how.support is Support.NOT_CHECKED:
-        Reporter(obj, object_ref(obj), sink).warn(ProblemKind.NOT_CHECKED, (), how.reason,
-                                                  "skipped: nothing in it is validated")
-        return None
+def _without_duplicates(problems: list[Problem]) -> list[Problem]:
+    """A field a CRD's schema requires is often required by a rule with a better message too: keep that one."""
+    explained = {(p.file, p.object, p.field) for p in problems if p.kind is ProblemKind.REQUIRED and p.message}
+    return [p for p in problems
+            if not (p.kind is ProblemKind.REQUIRED and not p.message and (p.file, p.object, p.field) in explained)]
+
+
+def _check_object(obj: LoadedObject, how: Classification, ctx: Context, sink: list[Problem], typed: bool) -> Checked:
+    """The rules of one object (its structure is checked already); none when a field has a wrong type: the
+    API server refuses such an object before it validates anything, and its typed view would mislead."""
     namespaced = how.info.namespaced if how.info is not None else True
     rep = Reporter(obj, object_ref(obj, namespaced), sink)
     item = Checked(obj, rep, (obj.namespace or "default") if namespaced else "")
+    if not typed:
+        return item
     try:
         if how.info is None:
             _check_workload(item, how)
         else:
             item.value = decode_as(obj.raw, how.info.type, rep.ref)
-            _report_unknown_fields(item)
             _check_typed(item, ctx)
     except FieldDecodeError as error:
         rep.invalid(error.path, _value_at(obj, error.path), error.detail)
@@ -157,29 +164,6 @@ def _check_typed(item: Checked, ctx: Context) -> None:
     elif isinstance(value, NodePool | NodeClaim | EC2NodeClass):
         validate_metadata(rep, value.metadata, namespaced=False)
         validate_karpenter_object(rep, value)
-
-
-def _report_unknown_fields(item: Checked) -> None:
-    for path, known in unknown_fields(item.obj):
-        name = str(path[-1])
-        parent = path[-3] if len(path) >= 3 else None
-        if name == "adminAccess" and parent == "firstAvailable":
-            item.rep.forbidden(path, "adminAccess is not supported in subrequests",
-                               "use a request with `exactly` and adminAccess: true")
-        elif name in _ALPHA_FIELDS:
-            item.rep.warn(ProblemKind.NOT_CHECKED, path, f"{name} (alpha, feature gate {_ALPHA_FIELDS[name]}) "
-                          "is not modelled by dratwin")
-        elif parent == "requests" and close_match(name, _FLAT_REQUEST_FIELDS):
-            meant = close_match(name, _FLAT_REQUEST_FIELDS)
-            item.rep.add(ProblemKind.UNKNOWN_FIELD, path, "resource.k8s.io/v1 has no such field in a request",
-                         hint=f"did you mean {meant} under `exactly`? resource.k8s.io/v1beta1 wrote it flat")
-        elif name == "basic" and parent == "devices":
-            item.rep.add(ProblemKind.UNKNOWN_FIELD, path, "resource.k8s.io/v1 devices have no `basic`",
-                         hint="move the fields inside `basic` up one level (the v1beta1 layout)")
-        else:
-            hint = moved_field_hint(item.kind, path) or did_you_mean(name, known) or f"fields here: {', '.join(known)}"
-            item.rep.add(ProblemKind.UNKNOWN_FIELD, path, "the API has no such field here, the API server rejects "
-                         "it", hint=hint)
 
 
 def _value_at(obj: LoadedObject, path: tuple[str | int, ...]) -> object:

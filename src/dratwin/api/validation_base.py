@@ -25,7 +25,7 @@ class Severity(enum.StrEnum):
 
 
 class ProblemKind(enum.StrEnum):
-    """The kinds of field errors, worded as Kubernetes words them (plus dratwin's own last two)."""
+    """The kinds of field errors, worded as Kubernetes words them (plus dratwin's own last three)."""
 
     REQUIRED = "Required value"
     INVALID = "Invalid value"
@@ -37,6 +37,7 @@ class ProblemKind(enum.StrEnum):
     NOT_FOUND = "Not found"
     UNKNOWN_FIELD = "Unknown field"
     NOT_CHECKED = "Not checked"
+    CONVERTED = "Converted"  # read in an older version, converted to v1 as the API server does
 
 
 @dataclass(frozen=True)

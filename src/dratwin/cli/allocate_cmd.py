@@ -13,8 +13,10 @@ import msgspec
 
 from dratwin.allocator import AllocatedState, AllocationOutcome, Allocator, Features
 from dratwin.allocator.explain import explain
-from dratwin.api.codec import decode_as, dump_yaml
+from dratwin.api.codec import FieldDecodeError, decode_as, dump_yaml, object_ref, render_path
+from dratwin.api.conversion import convert_to_v1, needs_conversion
 from dratwin.api.core import Node
+from dratwin.api.intake import ConvertedObject, admit
 from dratwin.api.loader import LoadedObject, load_paths
 from dratwin.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from dratwin.cli.main import add_file_arguments
@@ -64,7 +66,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument(
         "--skip-validation",
         action="store_true",
-        help="give the objects to the allocator as they are, without API validation",
+        help="give the objects to the allocator as they are, without the API server's checks (unknown fields, "
+        "types, required fields); older resource.k8s.io versions are still converted to v1, and a value the "
+        "allocator cannot read is still an error (exit status 2)",
     )
     parser.add_argument("-o", "--output", choices=("table", "yaml", "json"), default="table")
     parser.set_defaults(handler=run)
@@ -81,7 +85,7 @@ class Inputs:
 def run(args: argparse.Namespace) -> int:
     try:
         features = Features.from_gates(args.feature_gates)
-        objects = load_paths(args.paths, args.recursive)
+        objects = _read(load_paths(args.paths, args.recursive), args.skip_validation)
         inputs = _collect(objects, args.node)
         taints = device_taint_view(objects, inputs.slices, features)  # the slices as kube-scheduler sees them
         inputs.slices = taints.slices
@@ -126,8 +130,30 @@ def _collect(objects: list[LoadedObject], node_name: str) -> Inputs:
     return inputs
 
 
+def _read(objects: list[LoadedObject], skip_validation: bool) -> list[LoadedObject]:
+    """The objects as the API server takes them (v1, structurally valid); InputError lists every refusal."""
+    if skip_validation:
+        return [ConvertedObject(o, convert_to_v1(o.raw)) if needs_conversion(o.raw) else o for o in objects]
+    admitted = admit(objects)
+    for note in admitted.notes:
+        print(f"note: {note}", file=sys.stderr)
+    errors = [str(p) for read in admitted.rejected for p in read.problems if p.is_error]
+    if errors:
+        count = len(admitted.rejected)
+        raise InputError(f"the API server refuses {count} object{'s' * (count != 1)} of the input:\n  "
+                         + "\n  ".join(errors) + "\n(dratwin validate shows every problem; --skip-validation gives "
+                         "the objects to the allocator as they are)")
+    return admitted.objects
+
+
 def _decode(obj: LoadedObject, kind: type[S]) -> S:
-    return decode_as(obj.raw, kind, f"{obj.source}: {obj.ref}")
+    """The typed view the allocator reads; a value it cannot read is an InputError with file, line and field."""
+    ref = object_ref(obj)
+    try:
+        return decode_as(obj.raw, kind, ref)
+    except FieldDecodeError as error:
+        raise InputError(f"{obj.source.path}:{obj.line_of(error.path)}: {ref}: {render_path(error.path)}: "
+                         f"{error.detail}") from error
 
 
 def _targets(inputs: Inputs, wanted: list[str]) -> list[str]:
@@ -189,7 +215,10 @@ def _table(node: str, allocations: dict[str, Any]) -> str:
     rows = [("CLAIM", "REQUEST", "DEVICE", "NODE SELECTOR")]
     for key, allocation in allocations.items():
         selector = _selector_text(allocation.get("nodeSelector"))
-        for result in allocation["devices"]["results"]:
+        results = (allocation.get("devices") or {}).get("results") or []
+        if not results:  # a claim that requests nothing (spec: {}) is allocated with no device
+            rows.append((key, "-", "(no devices)", selector))
+        for result in results:
             device = f"{result['driver']}/{result['pool']}/{result['device']}"
             extra = " (admin)" if result.get("adminAccess") else ""
             extra += f" share {result['shareID'][:8]}" if result.get("shareID") else ""

@@ -52,10 +52,13 @@ def run(args: argparse.Namespace) -> int:
     options = Options(args.seed, ScoringStrategy(args.scoring), args.percentage_of_nodes_to_score)
     known = {**loaded.state.pods, **dict.fromkeys(loaded.waiting)} if kind == "pod" else loaded.state.claims
     if key not in known:
-        raise InputError(f"{kind} {key} is not in the input (after running the controllers); "
+        refused = [r for r in loaded.rejections if f" {key}:" in r or f"/{key.split('/')[-1]}:" in r]
+        why = "; it was refused: " + "; ".join(refused) if refused else ""
+        raise InputError(f"{kind} {key} is not in the input (after running the controllers){why}; "
                          f"{kind}s: {', '.join(sorted(known)[:10]) or 'none'}")
     report = schedule(loaded, options, compiler, until=key if kind == "pod" else None)
     explanation: PodExplanation = explain_pod(report, key) if kind == "pod" else explain_claim(report, key)
+    explanation.notes += loaded.rejections + loaded.conversions
     if args.output == "json":
         print(json.dumps(explanation.to_dict(), indent=2))
     else:

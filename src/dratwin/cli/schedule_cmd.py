@@ -30,7 +30,12 @@ The result is the cluster right after `kubectl apply`: no kubelet runs, so an Or
 only its first pod yet. Kinds dratwin does not model (MPIJob, JobSet, ComputeDomain, Kueue, ...) are
 listed as warnings, never dropped silently.
 
-exit status: 0 every pod scheduled, 1 some pod stays pending or is refused at admission, 2 bad input
+input: objects are taken as the API server takes them (kubectl --validate=strict): one with an unknown
+  field, a wrong type, a bad quantity or a missing required field is left out and named with its file,
+  line and field (a WARNING), as kubectl apply -f DIR leaves it out; resource.k8s.io v1beta1/v1beta2
+  objects are converted to v1 (a note each).
+
+exit status: 0 every pod scheduled, 1 some pod stays pending or an object or pod is refused, 2 bad input
 """
 
 

@@ -9,7 +9,9 @@ from collections.abc import Sequence
 
 from dratwin.allocator.features import Features
 from dratwin.api.codec import decode_as
+from dratwin.api.conversion import convert_to_v1, needs_conversion
 from dratwin.api.core import Node
+from dratwin.api.intake import ConvertedObject
 from dratwin.api.loader import LoadedObject, load_paths
 from dratwin.api.resource import ResourceSlice
 from dratwin.api.validation import Problem, SelectorCompilerLike, validate_objects
@@ -29,13 +31,18 @@ examples:
   dratwin validate -f manifests/ -o json                   for CI: {"valid": ..., "problems": [...]}
 
 what is checked:
+  - structure, as the API server checks it under kubectl's --validate=strict: unknown fields (with a
+    did-you-mean), wrong types (count: "2"), quantities (cpu: abc), required fields (a Pod without
+    containers, a Deployment without selector), for every kind read: Pods and workloads (the whole pod
+    spec), Nodes, Namespaces, resource.k8s.io, Karpenter's NodePool, NodeClaim and EC2NodeClass
+  - resource.k8s.io v1beta1 and v1beta2 are converted to v1 as the API server does (a warning each)
   - the API rules of resource.k8s.io/v1 (1.36): names, required fields, one-of fields, enums, limits
     (32 requests, 8 subrequests, 128 devices per slice, ...), quantities, semver versions, unknown fields
   - CEL selectors of DeviceClasses and requests: compiled, errors with position and a hint
   - references between the objects given: DeviceClasses named by claims, claims and templates named by
     Pods and workloads, container claims, the admin-access namespace label, the slices of each pool
   - fields of feature gates that are off (--feature-gates, 1.36 defaults otherwise)
-  Objects of other API groups (CRDs such as ComputeDomain, Karpenter, Kueue) are skipped with a warning.
+  Objects of other API groups (CRDs such as ComputeDomain, Kueue) are skipped with a warning.
   Reference checks only see the input: pass the DeviceClasses along with the claims that use them.
 
 output:
@@ -83,6 +90,8 @@ def device_manager_conflicts(objects: Sequence[LoadedObject]) -> list[Problem]:
     nodes: dict[str, tuple[LoadedObject, Node]] = {}
     slices: list[ResourceSlice] = []
     for obj in objects:
+        if needs_conversion(obj.raw):  # a v1beta1 slice keeps its devices under `basic`: read it as v1
+            obj = ConvertedObject(obj, convert_to_v1(obj.raw))
         try:
             if obj.kind == "Node":
                 nodes[obj.name] = (obj, decode_as(obj.raw, Node, obj.ref))

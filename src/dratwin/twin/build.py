@@ -1,5 +1,10 @@
 """Loading a cluster: decode the objects, run the workload and resourceclaim controllers, fill the state.
 
+Objects go through :func:`dratwin.api.intake.admit` first, as the API server takes them: one with a
+structural error (unknown field, wrong type, bad quantity, missing required field) is refused and reported
+with its file, line and field, and the cluster is built from the others, as ``kubectl apply -f DIR``
+would leave it; resource.k8s.io v1beta1/v1beta2 objects are converted to v1, with a note.
+
 Pods that the input already binds (``spec.nodeName``, as in a dump of a real cluster) are placed on
 their nodes as they are, with their claims' allocations; every other pod is pending and goes to the
 scheduler.
@@ -17,6 +22,7 @@ import msgspec
 from dratwin.allocator.features import Features
 from dratwin.api.codec import classify, decode_as
 from dratwin.api.core import Node, Pod
+from dratwin.api.intake import admit
 from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 from dratwin.cluster.claims import claims_for_pod
@@ -49,6 +55,7 @@ class LoadedCluster:
     blocked: list[PendingReason] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     rejections: list[str] = field(default_factory=list)  # objects the API server would refuse
+    conversions: list[str] = field(default_factory=list)  # objects read in an older version (also in notes)
     roles: list[NodeRole] = field(default_factory=list)
     unmodelled: list[str] = field(default_factory=list)  # constraints of the pods the twin ignores
     waiting: dict[str, str] = field(default_factory=dict)  # pods a controller has not created yet -> the pod before
@@ -59,7 +66,8 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
     raws: list[Raw] = []
     templates: dict[tuple[str, str], Raw] = {}
     claims: dict[tuple[str, str], Raw] = {}
-    for obj in objects:
+    admitted = admit(objects)
+    for obj in admitted.objects:
         kind = obj.kind
         info = classify(obj).info
         if kind == "Node" and info is not None:
@@ -79,9 +87,10 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
             record = state.add_claim(obj.raw)
             claims[(record.claim.metadata.namespace, record.claim.metadata.name)] = record.raw
         raws.append(obj.raw)
-    taints = device_taint_view(objects, state.slices, features)
+    taints = device_taint_view(admitted.objects, state.slices, features)
     state.use_tainted_slices(taints.slices, taints.sources)
-    loaded = LoadedCluster(state)
+    loaded = LoadedCluster(state, notes=list(admitted.notes), rejections=admitted.rejections(),
+                           conversions=list(admitted.notes))
     loaded.notes += taints.notes
     expansion = expand_workloads(raws, rng)
     present = created_now(expansion.pods, expansion.ordered_after)
@@ -91,8 +100,8 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
     loaded.unmodelled = [
         *unmodelled_constraints(present.pods),
         *pod_group_references(present.pods),
-        *pod_group_objects(objects),
-        *skipped_objects(objects, READ_ELSEWHERE),
+        *pod_group_objects(admitted.objects),
+        *skipped_objects(admitted.objects, READ_ELSEWHERE),
     ]
     by_owner = _claims_by_owner(claims)
     for order, raw in enumerate(present.pods):

@@ -92,7 +92,8 @@ def plan(
             options.optimal_time_limit,
         )
     result.plan.unplaced += missing_class
-    result.notes += unusable + [n for p in pools for n in p.notes] + _warnings(result, objects, options)
+    result.notes += loaded.rejections + loaded.conversions + unusable + [n for p in pools for n in p.notes]
+    result.notes += _warnings(result, objects, options)
     if any("karpenter.sh/nodepool" in n.node.metadata.labels for n in loaded.state.nodes.values()):
         result.consolidation = consolidate(
             loaded.state, pools, nodepools, features, dict(loaded.state.classes), compiler, options.now
