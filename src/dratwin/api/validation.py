@@ -1,8 +1,10 @@
 """Validate Kubernetes objects as a 1.36 API server with DRA would, plus what only shows across objects.
 
 ``validate_objects`` is pure: it reads loaded objects and returns :class:`Problem` values (errors and
-warnings), never prints and never raises for bad content. It raises :class:`~dratwin.errors.InputError`
-only for input that is not an object of a kind dratwin can judge (see :func:`dratwin.api.codec.classify`).
+warnings), never prints and never raises for bad content. The objects are first resolved as ``kubectl
+apply`` applies them (:mod:`dratwin.api.duplicates`: a repeated object replaces the earlier one, with a
+warning); an object that is not of a kind dratwin can judge (see :func:`dratwin.api.codec.classify`) is
+an error of that object, and validation goes on with the others.
 
 What is checked:
 
@@ -14,10 +16,11 @@ What is checked:
 - Pods and the pod templates of workloads: their resource claims (``validation_core``);
 - Karpenter's NodePool, NodeClaim and EC2NodeClass: the CRDs' rules and the NodePool runtime validation
   (``validation_karpenter``);
-- across objects: duplicates, DeviceClasses, claims and templates that are referenced but not in the
-  input, requests named by containers, the admin-access namespace label (``validation_refs``), the
-  slices of each pool (``validation_pools``), and the EC2NodeClasses that NodePools name
-  (``validation_karpenter``).
+- across objects: DeviceClasses, claims and templates that are referenced but not in the input (or made
+  by a controller of the input), requests named by containers, the admin-access namespace label
+  (``validation_refs``), the slices of each pool (``validation_pools``), the EC2NodeClasses that
+  NodePools name (``validation_karpenter``), and selectors that compile but cannot work on the devices
+  the input's slices (or the known drivers) publish (``validation_selectors``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from dratwin.api.codec import (
     unknown_fields,
 )
 from dratwin.api.core import Namespace, Node, Pod
+from dratwin.api.duplicates import merge_duplicates
 from dratwin.api.karpenter import EC2NodeClass, NodeClaim, NodePool
 from dratwin.api.loader import LoadedObject
 from dratwin.api.meta import ObjectMeta
@@ -48,15 +52,19 @@ from dratwin.api.validation_base import (
     Reporter,
     SelectorCompilerLike,
     Severity,
+    kind_problem,
+    replacement_problem,
 )
-from dratwin.api.validation_claims import validate_claim_spec, validate_device_class
+from dratwin.api.validation_claims import class_field_hint, validate_claim_spec, validate_device_class
 from dratwin.api.validation_core import validate_labels_and_annotations, validate_metadata, validate_pod_spec
 from dratwin.api.validation_formats import close_match, did_you_mean, dns_label, dns_subdomain
 from dratwin.api.validation_gates import check_claim_gates, check_class_gates, check_slice_gates
 from dratwin.api.validation_karpenter import check_karpenter_references, moved_field_hint, validate_karpenter_object
 from dratwin.api.validation_pools import check_pools
-from dratwin.api.validation_refs import Checked, check_references
+from dratwin.api.validation_refs import Checked, check_references, created_templates, extended_resource_classes
+from dratwin.api.validation_selectors import check_selector_advice
 from dratwin.api.validation_slices import validate_slice_spec
+from dratwin.errors import InputError
 
 __all__ = [
     "FeatureGatesLike",
@@ -85,15 +93,24 @@ def validate_objects(
     ``gates`` are the feature gates of the cluster (Kubernetes 1.36 defaults when None).
     """
     problems: list[Problem] = []
-    ctx = Context(compiler, gates or DefaultGates())
+    merged = merge_duplicates(objects)
+    problems.extend(replacement_problem(r) for r in merged.replacements)
+    objects = merged.objects
+    ctx = Context(compiler, gates or DefaultGates(), extended_resources=extended_resource_classes(objects))
     checked: list[Checked] = []
     for obj in objects:
-        item = _check_object(obj, classify(obj), ctx, problems)
+        try:
+            how = classify(obj)
+        except InputError as error:
+            problems.append(kind_problem(obj, error))
+            continue
+        item = _check_object(obj, how, ctx, problems)
         if item is not None:
             checked.append(item)
-    check_references(checked)
+    check_references(checked, created_templates(objects))
     check_pools(checked)
     check_karpenter_references(checked)
+    check_selector_advice(ctx, [item.value for item in checked if isinstance(item.value, ResourceSlice)])
     order = {path: i for i, path in reversed(list(enumerate(o.source.path for o in objects)))}
     return sorted(problems, key=lambda p: (order.get(p.file, len(order)), p.line))
 
@@ -177,7 +194,8 @@ def _report_unknown_fields(item: Checked) -> None:
             item.rep.add(ProblemKind.UNKNOWN_FIELD, path, "resource.k8s.io/v1 devices have no `basic`",
                          hint="move the fields inside `basic` up one level (the v1beta1 layout)")
         else:
-            hint = moved_field_hint(item.kind, path) or did_you_mean(name, known) or f"fields here: {', '.join(known)}"
+            hint = (moved_field_hint(item.kind, path) or class_field_hint(item.kind, path) or did_you_mean(name, known)
+                    or f"fields here: {', '.join(known)}")
             item.rep.add(ProblemKind.UNKNOWN_FIELD, path, "the API has no such field here, the API server rejects "
                          "it", hint=hint)
 

@@ -15,9 +15,9 @@ from dratwin.allocator import AllocatedState, AllocationOutcome, Allocator, Feat
 from dratwin.allocator.explain import explain
 from dratwin.api.codec import decode_as, dump_yaml
 from dratwin.api.core import Node
-from dratwin.api.loader import LoadedObject, load_paths
+from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import DeviceClass, ResourceClaim, ResourceSlice
-from dratwin.cli.main import add_file_arguments
+from dratwin.cli.main import add_file_arguments, load_inputs
 from dratwin.errors import AllocationError, DratwinError, InputError
 
 S = TypeVar("S", bound=msgspec.Struct)
@@ -80,7 +80,7 @@ class Inputs:
 def run(args: argparse.Namespace) -> int:
     try:
         features = Features.from_gates(args.feature_gates)
-        objects = load_paths(args.paths, args.recursive)
+        objects = load_inputs(args.paths, args.recursive, "allocate")
         inputs = _collect(objects, args.node)
         targets = _targets(inputs, args.claims)
         state = AllocatedState.from_claims((c for c, _ in inputs.claims.values()), features)
