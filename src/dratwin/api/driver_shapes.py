@@ -71,9 +71,15 @@ def split_name(name: str, driver: str) -> tuple[str, str]:
 
 def attribute_type(attribute: DeviceAttribute) -> str | None:
     """bool, int, string or version (list attributes: the type of their elements); None when unset."""
-    found = (("bool", attribute.bool_value, attribute.bools), ("int", attribute.int_value, attribute.ints),
-             ("string", attribute.string, attribute.strings), ("version", attribute.version, attribute.versions))
-    return next((kind for kind, one, many in found if one is not None or many is not None), None)
+    if attribute.string is not None or attribute.strings is not None:
+        return "string"
+    if attribute.int_value is not None or attribute.ints is not None:
+        return "int"
+    if attribute.bool_value is not None or attribute.bools is not None:
+        return "bool"
+    if attribute.version is not None or attribute.versions is not None:
+        return "version"
+    return None
 
 
 @dataclass
@@ -119,18 +125,26 @@ class Publications:
         self.input_domains.add(driver)
         self.attributes.setdefault(driver, {})
         self.capacities.setdefault(driver, set())
+        # Devices of one driver mostly repeat the same names and types: each distinct one is recorded once.
+        seen_attributes: set[tuple[str, str | None]] = set()
+        seen_capacities: set[str] = set()
         for device in resource_slice.spec.devices:
             for name, attribute in device.attributes.items():
+                kind = attribute_type(attribute)
+                if (name, kind) in seen_attributes:
+                    continue
+                seen_attributes.add((name, kind))
                 domain, ident = split_name(name, driver)
                 self.input_domains.add(domain)
                 kinds = self.attributes.setdefault(domain, {}).setdefault(ident, set())
-                kind = attribute_type(attribute)
                 if kind is not None:
                     kinds.add(kind)
             for name in device.capacity:
-                domain, ident = split_name(name, driver)
-                self.input_domains.add(domain)
-                self.capacities.setdefault(domain, set()).add(ident)
+                if name not in seen_capacities:
+                    seen_capacities.add(name)
+                    domain, ident = split_name(name, driver)
+                    self.input_domains.add(domain)
+                    self.capacities.setdefault(domain, set()).add(ident)
 
     def knows_domain(self, domain: str) -> bool:
         return domain in self.attributes or domain in self.capacities
