@@ -203,6 +203,15 @@ DEVICE_CLASS_CASES: list[tuple[str, Wire, str, ProblemKind, str]] = [
      "spec.extendedResourceName", ProblemKind.INVALID, "outside kubernetes.io"),
     ("class-unknown-field", {"spec": {"selectors": [], "extendedResource": "nvidia.com/gpu"}},
      "spec.extendedResource", ProblemKind.UNKNOWN_FIELD, 'did you mean "extendedResourceName"'),
+    ("class-selector-without-cel-says-what-a-class-selects", {"spec": {"selectors": [{}]}},
+     "spec.selectors[0].cel", ProblemKind.REQUIRED, "a DeviceClass usually selects its driver's devices"),
+    ("class-count-belongs-to-a-claim", {"spec": {"count": 2}}, "spec.count", ProblemKind.UNKNOWN_FIELD,
+     "count belongs to a ResourceClaim (spec.devices.requests[].exactly.count"),
+    ("class-device-class-name-belongs-to-a-claim", {"spec": {"deviceClassName": "x"}}, "spec.deviceClassName",
+     ProblemKind.UNKNOWN_FIELD, "a DeviceClass has only selectors, config and extendedResourceName"),
+    ("class-config-has-no-requests", {"spec": {"config": [{"requests": ["gpu"], "opaque": {
+        "driver": "gpu.example.com", "parameters": {"a": 1}}}]}}, "spec.config[0].requests",
+     ProblemKind.UNKNOWN_FIELD, "only a claim's config names requests"),
 ]
 
 
@@ -212,6 +221,40 @@ def test_device_class_rule(patch: Wire, field: str, kind: ProblemKind, text: str
     device_class = {**GPU_CLASS, **patch}
     found = [p for p in at(validate(device_class, compiler=FakeCompiler()), field) if p.kind is kind]
     assert found and any(text in f"{p.message} ({p.hint})" for p in found)
+
+
+def test_request_selector_without_cel_says_what_a_request_selects() -> None:
+    devices = {"requests": [request(selectors=[{}])]}
+    [problem] = at(validate(GPU_CLASS, claim(devices)), "spec.devices.requests[0].exactly.selectors[0].cel")
+    assert problem.hint.startswith("a request narrows down its class's devices")
+
+
+NVIDIA_CLASS: Wire = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "nv-gpus"},
+                      "spec": {"extendedResourceName": "nvidia.com/gpu"}}
+
+# (id, objects besides the claim, deviceClassName written, hint fragment)
+EXTENDED_NAMES: list[tuple[str, list[Wire], str, str]] = [
+    ("class-of-the-input", [NVIDIA_CLASS], "nvidia.com/gpu",
+     "nvidia.com/gpu is the extended resource name of DeviceClass nv-gpus; use deviceClassName: nv-gpus, or "
+     "request nvidia.com/gpu in the container's resources"),
+    ("class-of-the-nvidia-chart", [], "nvidia.com/gpu",
+     "nvidia.com/gpu is the extended resource name of DeviceClass gpu.nvidia.com (created by the chart of the "
+     "gpu.nvidia.com DRA driver); use deviceClassName: gpu.nvidia.com"),
+    ("device-plugin-resource", [], "vpc.amazonaws.com/efa",
+     "vpc.amazonaws.com/efa is a device plugin's extended resource, not a DeviceClass; with the DRA driver use "
+     "deviceClassName: efa.networking.k8s.aws"),
+    ("unknown-resource", [], "example.com/fpga", "example.com/fpga looks like an extended resource name"),
+]
+
+
+@pytest.mark.parametrize(("others", "name", "hint"), [c[1:] for c in EXTENDED_NAMES],
+                         ids=[c[0] for c in EXTENDED_NAMES])
+def test_extended_resource_name_as_device_class_names_the_class(others: list[Wire], name: str, hint: str) -> None:
+    problems = validate(*others, claim({"requests": [request(deviceClassName=name)]}))
+    [problem] = errors(problems)  # one problem: the name, not also "no DeviceClass in the input"
+    assert problem.field == "spec.devices.requests[0].exactly.deviceClassName"
+    assert hint in problem.hint
+    assert "nvidia.com-gpu" not in problem.hint
 
 
 def test_extended_resource_name_ok() -> None:

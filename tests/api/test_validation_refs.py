@@ -17,11 +17,11 @@ from tests.builders.validation import (
     request,
     resource_slice,
     validate,
+    validate_files,
 )
 
 from dratwin.api.loader import load_text
 from dratwin.api.validation import ProblemKind, Severity, validate_objects
-from dratwin.errors import InputError
 
 
 def _pod(claims: list[Wire], container_claims: list[Wire], name: str = "p", namespace: str = "default") -> Wire:
@@ -125,13 +125,10 @@ def test_workload_pod_templates_are_checked(api_version: str, kind: str, templat
 # ---- duplicates and admin access -------------------------------------------------------------------
 
 
-def test_duplicate_objects() -> None:
+def test_identical_duplicates_are_one_object() -> None:
     problems = validate(GPU_CLASS, GPU_CLASS, claim({"requests": [request()]}),
                         claim({"requests": [request()]}, namespace="other"))
-    [problem] = problems
-    assert (problem.object, problem.kind, problem.field) == ("DeviceClass gpu.example.com", ProblemKind.DUPLICATE,
-                                                             "metadata.name")
-    assert "test.yaml:" in problem.message
+    assert problems == []
 
 
 def _namespace(labels: dict[str, str]) -> Wire:
@@ -158,18 +155,28 @@ def test_other_api_groups_are_skipped_with_a_warning() -> None:
     assert "does not model" in problem.message
 
 
-@pytest.mark.parametrize(("api_version", "kind", "text"), [
-    ("resource.k8s.io/v1", "ResourceClaimTemplat", "did you mean ResourceClaimTemplate"),
-    ("resource.k8s.io/v1alpha3", "ResourceClaim", "v1alpha3 has only DeviceTaintRule"),
-    ("resource.k8s.io/v1", "DeviceTaintRule", "serves DeviceTaintRule as resource.k8s.io/v1beta2"),
-    ("v1", "Pdo", "did you mean Pod"),
-    ("", "Pod", "no apiVersion"),
-    ("v1", "", "no kind"),
-])
-def test_unknown_kinds_of_modelled_groups_are_input_errors(api_version: str, kind: str, text: str) -> None:
+@pytest.mark.parametrize(("api_version", "kind", "text", "field", "problem_kind"), [
+    ("resource.k8s.io/v1", "ResourceClaimTemplat", "did you mean ResourceClaimTemplate", "kind",
+     ProblemKind.UNSUPPORTED),
+    ("resource.k8s.io/v1alpha3", "ResourceClaim", "v1alpha3 has only DeviceTaintRule", "apiVersion",
+     ProblemKind.UNSUPPORTED),
+    ("resource.k8s.io/v1", "DeviceTaintRule", "serves DeviceTaintRule as resource.k8s.io/v1beta2", "apiVersion",
+     ProblemKind.UNSUPPORTED),
+    ("v1", "Pdo", "did you mean Pod", "kind", ProblemKind.UNSUPPORTED),
+    ("", "Pod", "no apiVersion", "apiVersion", ProblemKind.REQUIRED),
+    ("v1", "", "no kind", "kind", ProblemKind.REQUIRED),
+], ids=["misspelt-kind", "unserved-version", "unserved-kind-version", "misspelt-core-kind", "no-api-version",
+        "no-kind"])
+def test_unknown_kinds_are_errors_of_the_object_and_validation_goes_on(
+        api_version: str, kind: str, text: str, field: str, problem_kind: ProblemKind) -> None:
     obj = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}
-    with pytest.raises(InputError, match=text):
-        validate(obj)
+    bad = claim({"requests": [request(count=-1)]})
+    first, second = validate(obj, GPU_CLASS, bad)
+    line = 1 if field == "apiVersion" else 2  # the builder writes apiVersion, then kind
+    assert (first.severity, first.field, first.kind, first.line) == (Severity.ERROR, field, problem_kind, line)
+    assert text in first.message
+    assert not first.message.startswith("test.yaml")
+    assert second.field == "spec.devices.requests[0].exactly.count"  # the objects after it are still checked
 
 
 # ---- feature gates -------------------------------------------------------------------------------
@@ -287,3 +294,78 @@ def test_v1beta2_is_read_as_v1() -> None:
     beta = {**claim({"requests": [request(count=-1)]}), "apiVersion": "resource.k8s.io/v1beta2"}
     [problem] = errors(validate(GPU_CLASS, beta))
     assert problem.field == "spec.devices.requests[0].exactly.count"
+
+
+# ---- templates that a controller creates ------------------------------------------------------------
+
+
+def _compute_domain(template: str = "imex-channel-0", namespace: str = "ml") -> Wire:
+    return {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain",
+            "metadata": {"name": "imex", "namespace": namespace},
+            "spec": {"numNodes": 1, "channel": {"resourceClaimTemplate": {"name": template}}}}
+
+
+CHANNEL = [{"name": "channel", "resourceClaimTemplateName": "imex-channel-0"}]
+
+# (id, objects, field of the pod reference, severity there or None when nothing is said, message fragment)
+CONTROLLER_CASES: list[tuple[str, list[Wire], Severity | None, str]] = [
+    ("compute-domain-names-it", [_compute_domain()], Severity.WARNING,
+     "ResourceClaimTemplate ml/imex-channel-0 is created by the ComputeDomain controller of the NVIDIA DRA driver "
+     "(ComputeDomain ml/imex)"),
+    ("compute-domain-of-another-namespace", [_compute_domain(namespace="other")], Severity.ERROR,
+     "no ResourceClaimTemplate ml/imex-channel-0 in the input"),
+    ("compute-domain-names-another-template", [_compute_domain("imex-channel-1")], Severity.ERROR,
+     "no ResourceClaimTemplate ml/imex-channel-0 in the input"),
+    ("no-compute-domain", [], Severity.ERROR, "no ResourceClaimTemplate ml/imex-channel-0 in the input"),
+]
+
+
+@pytest.mark.parametrize(("objects", "severity", "message"), [c[1:] for c in CONTROLLER_CASES],
+                         ids=[c[0] for c in CONTROLLER_CASES])
+def test_templates_made_by_a_controller(objects: list[Wire], severity: Severity, message: str) -> None:
+    problems = at(validate(*objects, _pod(CHANNEL, [{"name": "channel"}], namespace="ml")),
+                  "spec.resourceClaims[0].resourceClaimTemplateName")
+    [problem] = problems
+    assert problem.severity is severity
+    assert message in problem.message
+
+
+def test_a_template_the_controller_also_creates_is_flagged() -> None:
+    template = claim({"requests": [request()]}, name="imex-channel-0", namespace="ml", kind="ResourceClaimTemplate")
+    [problem] = at(validate(GPU_CLASS, _compute_domain(), template), "metadata.name")
+    assert problem.severity is Severity.WARNING
+    assert "the controller's create fails because the template exists" in problem.message
+
+
+# ---- repeated objects and long values ---------------------------------------------------------------
+
+
+def test_a_different_repeat_is_a_warning_naming_both_places_and_the_difference() -> None:
+    relabelled = {**GPU_CLASS, "metadata": {"name": "gpu.example.com", "labels": {"a": "b"}}}
+    [problem] = validate_files({"a.yaml": [GPU_CLASS], "b.yaml": [relabelled]})
+    assert (problem.severity, problem.kind, problem.file, problem.field) == (
+        Severity.WARNING, ProblemKind.DUPLICATE, "b.yaml", "metadata.labels")
+    assert "the same DeviceClass is defined at a.yaml:3; this later definition replaces it" in problem.message
+    assert '(not set) → {"a": "b"}' in problem.message
+
+
+def test_a_refused_update_is_an_error_and_the_first_definition_is_checked() -> None:
+    first = claim({"requests": [request(count=-1)]})
+    second = claim({"requests": [request(count=2)]})
+    problems = validate_files({"a.yaml": [GPU_CLASS, first], "b.yaml": [second]})
+    assert [(p.file, p.field, p.severity) for p in problems] == [
+        ("a.yaml", "spec.devices.requests[0].exactly.count", Severity.ERROR),
+        ("b.yaml", "spec.devices.requests[0].exactly.count", Severity.ERROR),
+    ]
+    assert "the API server refuses that update (a ResourceClaim's spec cannot change once created)" in \
+        problems[1].message
+
+
+def test_a_huge_name_is_shortened_in_every_message() -> None:
+    name = "a" * 1_000_000
+    problems = validate(claim({"requests": [request(deviceClassName=name)]}, name=name))
+    assert problems
+    for problem in problems:
+        text = str(problem)
+        assert len(text) < 1000
+        assert "… (1,000,000 characters)" in text

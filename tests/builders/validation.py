@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from dratwin.api.loader import load_text
+from dratwin.api.loader import LoadedObject, load_text
 from dratwin.api.validation import FeatureGatesLike, Problem, SelectorCompilerLike, validate_objects
 from dratwin.errors import CelCompileError
 
@@ -81,3 +81,26 @@ class FakeCompiler:
             column = expression.index("BAD") + 1
             raise CelCompileError(expression, "undeclared reference to 'BAD'", 1, column, "did you mean device?")
         return object()
+
+
+def namespace(name: str = "ml", **labels: str) -> Wire:
+    meta: Wire = {"name": name, "labels": labels} if labels else {"name": name}
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
+
+
+def pod(claims: list[Wire], name: str = "p", namespace: str = "default", image: str = "x") -> Wire:
+    return {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+        "spec": {"resourceClaims": claims,
+                 "containers": [{"name": "c", "image": image, "resources": {"claims": [{"name": c["name"]}
+                                                                                      for c in claims]}}]},
+    }
+
+
+def load_files(files: dict[str, Sequence[Wire]]) -> list[LoadedObject]:
+    """The objects of several files, in order, each file as YAML (so lines are real)."""
+    return [obj for name, objects in files.items() for obj in load_text(as_yaml(objects), name)]
+
+
+def validate_files(files: dict[str, Sequence[Wire]], compiler: SelectorCompilerLike | None = None) -> list[Problem]:
+    return validate_objects(load_files(files), compiler)

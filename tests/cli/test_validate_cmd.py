@@ -118,21 +118,80 @@ def test_feature_gates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert "feature gate DRAPrioritizedList" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplat\nmetadata: {name: x}\n",
-     "unknown kind \"ResourceClaimTemplat\" in resource.k8s.io/v1 (did you mean ResourceClaimTemplate?)"),
-    ("kind: Pod\nmetadata: {name: x}\n", "object has no apiVersion"),
-    ("kind: Pod\nmetadata:\n\tname: x\n", ":3:1: not valid YAML"),
-    ("- just\n- a list\n", "expected a Kubernetes object"),
-])
-def test_bad_input_exits_2_without_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
-                                             message: str) -> None:
-    assert main(["validate", "-f", _write(tmp_path, "bad.yaml", text)]) == 2
+# What each kind of bad input gives: files to write, extra arguments, exit status, a line of the text
+# output (stdout, or stderr with status 2) and a part of the message of the problem in the JSON output.
+BAD_INPUT: list[tuple[str, dict[str, str], list[str], int, str, str]] = [
+    ("unknown-kind-then-valid", {"a.yaml": "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplat\n"
+                                 "metadata: {name: x}\n---\n" + BAD_CLAIM}, [], 1,
+     '{tmp}/a.yaml:2: ResourceClaimTemplat x: kind: Unsupported value: unknown kind "ResourceClaimTemplat" in '
+     "resource.k8s.io/v1 (did you mean ResourceClaimTemplate?)", "unknown kind"),
+    ("no-api-version", {"a.yaml": "kind: Pod\nmetadata: {name: x}\n"}, [], 1,
+     "{tmp}/a.yaml:1: Pod x: apiVersion: Required value: object has no apiVersion", "object has no apiVersion"),
+    ("invalid-yaml-only", {"a.yaml": "kind: Pod\nmetadata:\n\tname: x\n"}, [], 2,
+     "dratwin validate: {tmp}/a.yaml:3: not valid YAML: found character that cannot start any token",
+     "not valid YAML"),
+    ("invalid-yaml-and-a-good-file", {"a.yaml": "kind: Pod\nmetadata:\n\tname: x\n", "b.yaml": CLASS}, [], 1,
+     "{tmp}/a.yaml:3: not valid YAML", "not valid YAML"),
+    ("named-list-of-strings", {"a.yaml": "- just\n- a list\n"}, [], 2,
+     "dratwin validate: {tmp}/a.yaml:1: expected a Kubernetes object (a mapping), found list",
+     "expected a Kubernetes object"),
+    ("missing-file", {}, ["-f", "{tmp}/nope.yaml"], 2, "dratwin validate: {tmp}/nope.yaml: no such file or directory",
+     "no such file or directory"),
+    ("missing-file-and-a-good-file", {"b.yaml": CLASS}, ["-f", "{tmp}/nope.yaml"], 1,
+     "{tmp}/nope.yaml: no such file or directory", "no such file or directory"),
+    ("empty-file", {"a.yaml": "# nothing here\n"}, [], 1, "{tmp}/a.yaml: no Kubernetes objects found in {tmp}/a.yaml",
+     "no Kubernetes objects found"),
+]
+_BAD = [c[1:] for c in BAD_INPUT]
+_BAD_IDS = [c[0] for c in BAD_INPUT]
+
+
+def _run_bad(tmp_path: Path, files: dict[str, str], args: list[str], *output: str) -> int:
+    named = [arg for name, content in files.items() for arg in ("-f", _write(tmp_path, name, content))]
+    return main(["validate", *named, *(a.replace("{tmp}", str(tmp_path)) for a in args), *output])
+
+
+@pytest.mark.parametrize(("files", "args", "status", "line", "fragment"), _BAD, ids=_BAD_IDS)
+def test_bad_input_is_reported_and_the_rest_validated(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      files: dict[str, str], args: list[str], status: int,
+                                                      line: str, fragment: str) -> None:
+    assert _run_bad(tmp_path, files, args) == status
     captured = capsys.readouterr()
-    assert captured.out == ""
-    assert captured.err.startswith("dratwin validate: ")
-    assert message in captured.err
+    stream = captured.err if status == 2 else captured.out
+    expected = line.replace("{tmp}", str(tmp_path))
+    assert any(out.startswith(expected) for out in stream.splitlines()), stream
     assert "Traceback" not in captured.err
+    if status == 2:
+        assert captured.out == ""
+    else:
+        assert stream.splitlines()[-1].startswith("invalid: ")
+
+
+@pytest.mark.parametrize(("files", "args", "status", "line", "fragment"), _BAD, ids=_BAD_IDS)
+def test_json_output_on_every_failure(tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str],
+                                      args: list[str], status: int, line: str, fragment: str) -> None:
+    assert _run_bad(tmp_path, files, args, "-o", "json") == status
+    document = json.loads(capsys.readouterr().out)
+    assert document["valid"] is False
+    errors = [p for p in document["problems"] if p["severity"] == "error"]
+    assert len(errors) == document["errors"] >= 1
+    assert any(fragment in p["message"] for p in errors)
+
+
+def test_unknown_kind_does_not_hide_the_next_objects_problems(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    text = "apiVersion: v1\nkind: Pdo\nmetadata: {name: x}\n---\n" + BAD_CLAIM + "---\n" + CLASS
+    assert main(["validate", "-f", _write(tmp_path, "a.yaml", text), "-o", "json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert [p["field"] for p in document["problems"]] == ["kind", "spec.devices.requests[0].exactly.count"]
+
+
+def test_json_output_on_a_bad_feature_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, "c.yaml", CLASS)
+    assert main(["validate", "-f", path, "--feature-gates", "DRAPrioritisedList=false", "-o", "json"]) == 2
+    document = json.loads(capsys.readouterr().out)
+    assert document["valid"] is False
+    assert "did you mean DRAPrioritizedList" in document["error"]
 
 
 def test_missing_file_and_bad_gate_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,6 +30,7 @@ from dratwin.api.quantity import Quantity
 from dratwin.api.required import missing_fields
 from dratwin.api.schema import Issue, IssueKind, builtin_schema, json_kind, walk_structure
 from dratwin.api.validation_base import Problem, ProblemKind, Reporter, Severity
+from dratwin.api.validation_claims import class_field_hint
 from dratwin.api.validation_formats import close_match, did_you_mean
 from dratwin.api.validation_karpenter import moved_field_hint
 from dratwin.errors import QuantityError
@@ -178,7 +179,7 @@ def _unknown_field(rep: Reporter, issue: Issue) -> None:
         rep.add(ProblemKind.UNKNOWN_FIELD, path, "resource.k8s.io/v1 devices have no `basic`",
                 hint="move the fields inside `basic` up one level (the v1beta1 layout)")
     else:
-        hint = (_moved_hint(rep.obj, path) or did_you_mean(name, known)
+        hint = (_moved_hint(rep.obj, path) or class_field_hint(rep.obj.kind, path) or did_you_mean(name, known)
                 or f"fields here: {', '.join(known) or 'none'}")
         rep.add(ProblemKind.UNKNOWN_FIELD, path, "the API has no such field here, the API server rejects it",
                 hint=hint)

@@ -90,6 +90,11 @@ def load_paths(paths: Sequence[str], recursive: bool = False) -> list[LoadedObje
     return objects
 
 
+def expand_path(path: str, recursive: bool = False) -> list[str]:
+    """The files ``load_paths`` reads for one path: the path itself, or a directory's files in order."""
+    return list(_expand(path, recursive))
+
+
 def load_text(text: str, origin: str = "<input>") -> list[LoadedObject]:
     """Load every object of one YAML or JSON text (several documents, or ``kind: List``)."""
     objects: list[LoadedObject] = []

@@ -1,8 +1,10 @@
 """Validate Kubernetes objects as a 1.36 API server with DRA would, plus what only shows across objects.
 
 ``validate_objects`` is pure: it reads loaded objects and returns :class:`Problem` values (errors and
-warnings), never prints and never raises for bad content. It raises :class:`~dratwin.errors.InputError`
-only for input that is not an object of a kind dratwin can judge (see :func:`dratwin.api.codec.classify`).
+warnings), never prints and never raises for bad content. The objects are first resolved as ``kubectl
+apply`` applies them (:mod:`dratwin.api.duplicates`: a repeated object replaces the earlier one, with a
+warning); an object that is not of a kind dratwin can judge (see :func:`dratwin.api.codec.classify`) is
+an error of that object, and validation goes on with the others.
 
 What is checked:
 
@@ -15,10 +17,11 @@ What is checked:
 - Pods and the pod templates of workloads: their resource claims (``validation_core``);
 - Karpenter's NodePool, NodeClaim and EC2NodeClass: the CRDs' rules and the NodePool runtime validation
   (``validation_karpenter``);
-- across objects: duplicates, DeviceClasses, claims and templates that are referenced but not in the
-  input, requests named by containers, the admin-access namespace label (``validation_refs``), the
-  slices of each pool (``validation_pools``), and the EC2NodeClasses that NodePools name
-  (``validation_karpenter``).
+- across objects: DeviceClasses, claims and templates that are referenced but not in the input (or made
+  by a controller of the input), requests named by containers, the admin-access namespace label
+  (``validation_refs``), the slices of each pool (``validation_pools``), the EC2NodeClasses that
+  NodePools name (``validation_karpenter``), and selectors that compile but cannot work on the devices
+  the input's slices (or the known drivers) publish (``validation_selectors``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from dratwin.api.codec import (
     pod_spec_of,
 )
 from dratwin.api.core import Namespace, Node, Pod
+from dratwin.api.duplicates import merge_duplicates
 from dratwin.api.intake import note_problem, read_object
 from dratwin.api.karpenter import EC2NodeClass, NodeClaim, NodePool
 from dratwin.api.loader import LoadedObject
@@ -49,6 +53,8 @@ from dratwin.api.validation_base import (
     Reporter,
     SelectorCompilerLike,
     Severity,
+    kind_problem,
+    replacement_problem,
 )
 from dratwin.api.validation_claims import validate_claim_spec, validate_device_class
 from dratwin.api.validation_core import validate_labels_and_annotations, validate_metadata, validate_pod_spec
@@ -56,8 +62,10 @@ from dratwin.api.validation_formats import dns_label, dns_subdomain
 from dratwin.api.validation_gates import check_claim_gates, check_class_gates, check_slice_gates
 from dratwin.api.validation_karpenter import check_karpenter_references, validate_karpenter_object
 from dratwin.api.validation_pools import check_pools
-from dratwin.api.validation_refs import Checked, check_references
+from dratwin.api.validation_refs import Checked, check_references, created_templates, extended_resource_classes
+from dratwin.api.validation_selectors import check_selector_advice
 from dratwin.api.validation_slices import validate_slice_spec
+from dratwin.errors import InputError
 
 __all__ = [
     "FeatureGatesLike",
@@ -79,10 +87,17 @@ def validate_objects(
     ``gates`` are the feature gates of the cluster (Kubernetes 1.36 defaults when None).
     """
     problems: list[Problem] = []
-    ctx = Context(compiler, gates or DefaultGates())
+    merged = merge_duplicates(objects)
+    problems.extend(replacement_problem(r) for r in merged.replacements)
+    objects = merged.objects
+    ctx = Context(compiler, gates or DefaultGates(), extended_resources=extended_resource_classes(objects))
     checked: list[Checked] = []
     for written in objects:
-        how = classify(written)
+        try:
+            how = classify(written)
+        except InputError as error:
+            problems.append(kind_problem(written, error))
+            continue
         if how.support is Support.NOT_CHECKED:
             Reporter(written, object_ref(written), problems).warn(ProblemKind.NOT_CHECKED, (), how.reason,
                                                                   "skipped: nothing in it is validated")
@@ -92,9 +107,10 @@ def validate_objects(
         if read.note:
             problems.append(note_problem(read))
         checked.append(_check_object(read.obj, classify(read.obj), ctx, problems, read.typed))
-    check_references(checked)
+    check_references(checked, created_templates(objects))
     check_pools(checked)
     check_karpenter_references(checked)
+    check_selector_advice(ctx, [item.value for item in checked if isinstance(item.value, ResourceSlice)])
     order = {path: i for i, path in reversed(list(enumerate(o.source.path for o in objects)))}
     return sorted(_without_duplicates(problems), key=lambda p: (order.get(p.file, len(order)), p.line))
 

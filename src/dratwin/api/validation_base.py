@@ -9,13 +9,16 @@ from __future__ import annotations
 import contextlib
 import enum
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
-from dratwin.api.codec import render_path
+from dratwin.api.codec import object_ref, render_path
+from dratwin.api.driver_shapes import Publications
+from dratwin.api.duplicates import Replacement, render_field
 from dratwin.api.loader import FieldPath, LoadedObject
 from dratwin.api.quantity import Quantity
-from dratwin.api.validation_formats import did_you_mean
+from dratwin.api.validation_formats import LONG_TEXT, did_you_mean, shorten, shorten_words
 from dratwin.errors import QuantityError
 
 
@@ -38,6 +41,7 @@ class ProblemKind(enum.StrEnum):
     UNKNOWN_FIELD = "Unknown field"
     NOT_CHECKED = "Not checked"
     CONVERTED = "Converted"  # read in an older version, converted to v1 as the API server does
+    NOT_READ = "Not read"  # a file that cannot be read or parsed
 
 
 @dataclass(frozen=True)
@@ -54,20 +58,29 @@ class Problem:
     value: str | None = None
     hint: str = ""
 
+    def __post_init__(self) -> None:
+        # Every message shortens what it echoes: a 1,000,000-character name would otherwise be printed whole.
+        for name in ("object", "field", "message", "hint"):
+            object.__setattr__(self, name, shorten_words(getattr(self, name)))
+        if self.value is not None and len(self.value) > LONG_TEXT:
+            object.__setattr__(self, "value", _shorten_value(self.value))
+
     @property
     def is_error(self) -> bool:
         return self.severity is Severity.ERROR
 
     def describe(self) -> str:
         """``field: Kind: value: message (hint)``, the part after the object."""
-        parts = [p for p in (self.field, self.kind.value, self.value, self.message) if p]
+        kind = self.kind.value if self.object or self.field else ""  # a whole file: its message says it all
+        parts = [p for p in (self.field, kind, self.value, self.message) if p]
         text = ": ".join(parts)
         return f"{text} ({self.hint})" if self.hint else text
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
         level = "warning: " if self.severity is Severity.WARNING else ""
-        return f"{where}: {level}{self.object}: {self.describe()}"
+        about = f"{self.object}: " if self.object else ""
+        return f"{where}: {level}{about}{self.describe()}"
 
     def to_dict(self) -> dict[str, Any]:
         """For JSON output; ``value`` is the offending value itself (null when there is none)."""
@@ -82,10 +95,63 @@ class Problem:
         }
 
 
+def _shorten_value(value: str) -> str:
+    """A long JSON value (``"aaaa..."``) shortened inside its quotes, so it still reads as a string."""
+    if value.startswith('"') and value.endswith('"'):
+        with contextlib.suppress(ValueError):
+            return json.dumps(shorten(json.loads(value)), ensure_ascii=False)
+    return shorten(value)
+
+
+def kind_problem(obj: LoadedObject, error: Exception) -> Problem:
+    """An object whose apiVersion or kind dratwin cannot judge (missing, unknown), as an error of that object."""
+    text = str(error)
+    prefix = f"{obj.source}: "
+    message = text[len(prefix):] if text.startswith(prefix) else text
+    missing = [name for name in ("apiVersion", "kind") if not isinstance(obj.raw.get(name), str) or not obj.raw[name]]
+    if missing:
+        kind, field_name = ProblemKind.REQUIRED, missing[0]
+    else:
+        kind = ProblemKind.UNSUPPORTED
+        field_name = "apiVersion" if message.startswith(f"{obj.kind}: apiVersion") else "kind"
+    return Problem(Severity.ERROR, obj.source.path, obj.line_of((field_name,)), object_ref(obj), field_name, kind,
+                   message)
+
+
+def replacement_problem(replacement: Replacement) -> Problem:
+    """A repeated object: a warning when the later definition replaces the earlier one, an error when the API
+    server refuses the update."""
+    later = replacement.later
+    severity = Severity.ERROR if replacement.refused else Severity.WARNING
+    return Problem(severity, later.source.path, later.line_of(replacement.field), object_ref(later),
+                   render_field(replacement.field), ProblemKind.DUPLICATE, replacement.describe())
+
+
 class SelectorCompilerLike(Protocol):
     """What validation needs from ``dratwin.cel.SelectorCompiler``: ``compile`` raising CelCompileError."""
 
     def compile(self, expression: str) -> object: ...
+
+
+class AdviceLike(Protocol):
+    """One finding of ``dratwin.cel.advice``: level error or warning, a message, a hint, an offset or -1."""
+
+    @property
+    def level(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def hint(self) -> str: ...
+    @property
+    def offset(self) -> int: ...
+
+
+@runtime_checkable
+class SelectorAdvisorLike(Protocol):
+    """A compiler that also says why a selector that compiles cannot work (``SelectorCompiler.advise``)."""
+
+    def compile(self, expression: str) -> object: ...
+    def advise(self, expression: str, publications: Publications) -> Sequence[AdviceLike]: ...
 
 
 class FeatureGatesLike(Protocol):
@@ -127,6 +193,10 @@ class Context:
     compiler: SelectorCompilerLike | None
     gates: FeatureGatesLike
     cel_results: dict[str, Exception | None] = field(default_factory=dict)
+    # Selectors that compiled, for the checks that need every ResourceSlice of the input.
+    selectors: list[tuple[Reporter, FieldPath, str]] = field(default_factory=list)
+    # extendedResourceName -> DeviceClass, from the input's classes (for hints on deviceClassName).
+    extended_resources: dict[str, str] = field(default_factory=dict)
 
 
 _NO_VALUE = object()

@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 
 from dratwin.api.codec import MapKey
+from dratwin.api.driver_shapes import known_shapes
 from dratwin.api.loader import FieldPath
 from dratwin.api.resource import (
     CapacityRequirements,
@@ -141,6 +142,9 @@ def _validate_common(rep: Reporter, ctx: Context, request: _AnyRequest, path: Fi
     class_path = (*path, "deviceClassName")
     if not request.device_class_name:
         rep.required(class_path, "every request needs a DeviceClass")
+    elif "/" in request.device_class_name and dns_subdomain(request.device_class_name):
+        name = request.device_class_name
+        rep.invalid(class_path, name, "; ".join(dns_subdomain(name)), extended_resource_hint(name, ctx))
     else:
         validate_name(rep, class_path, request.device_class_name, dns_subdomain, "class name")
     validate_selectors(rep, ctx, request.selectors, (*path, "selectors"))
@@ -196,10 +200,57 @@ def validate_selectors(rep: Reporter, ctx: Context, selectors: Sequence[DeviceSe
         return
     for i, selector in enumerate(selectors):
         if selector.cel is None:
-            rep.required((*path, i, "cel"), "a selector needs a CEL expression",
-                         'write cel: {expression: "device.driver == \\"gpu.example.com\\""}')
+            rep.required((*path, i, "cel"), "a selector needs a CEL expression", _selector_example(path))
         else:
             validate_cel(rep, ctx, selector.cel.expression, (*path, i, "cel", "expression"))
+
+
+def _selector_example(path: FieldPath) -> str:
+    """A class picks the devices of a driver; a request narrows its class's devices down."""
+    if path[:2] == ("spec", "selectors"):
+        return ('a DeviceClass usually selects its driver\'s devices: '
+                'cel: {expression: "device.driver == \\"gpu.example.com\\""}')
+    return ('a request narrows down its class\'s devices, e.g. cel: {expression: '
+            '"device.capacity[\\"gpu.example.com\\"].memory.compareTo(quantity(\\"40Gi\\")) >= 0"}')
+
+
+def extended_resource_hint(name: str, ctx: Context) -> str:
+    """For an extended resource name written as deviceClassName: the class that serves it, or what to do."""
+    shapes = known_shapes()
+    in_input = ctx.extended_resources.get(name)
+    container = f"or request {name} in the container's resources"
+    if in_input is not None:
+        return (f"{name} is the extended resource name of DeviceClass {in_input}; use deviceClassName: {in_input}, "
+                f"{container}")
+    known = shapes.extended_resources.get(name)
+    if known is not None:
+        driver = shapes.class_drivers.get(known, known)
+        return (f"{name} is the extended resource name of DeviceClass {known} (created by the chart of the {driver} "
+                f"DRA driver); use deviceClassName: {known}, {container}")
+    plugin_class = shapes.device_plugin_resources.get(name)
+    if plugin_class is not None:
+        return (f"{name} is a device plugin's extended resource, not a DeviceClass; with the DRA driver use "
+                f"deviceClassName: {plugin_class}, {container} to use the device plugin")
+    return f"{name} looks like an extended resource name, not a DeviceClass: name a DeviceClass here, {container}"
+
+
+# Fields of a claim's request (and of a claim) that people write into a DeviceClass.
+_CLAIM_FIELDS = frozenset({"deviceClassName", "count", "allocationMode", "adminAccess", "tolerations", "capacity",
+                           "requests", "devices", "exactly", "firstAvailable", "constraints"})
+
+
+def class_field_hint(kind: str, path: FieldPath) -> str:
+    """A DeviceClass field that belongs to a claim: say where it goes, instead of a did-you-mean."""
+    if kind != "DeviceClass" or len(path) < 2 or path[0] != "spec":
+        return ""
+    name = str(path[-1])
+    if len(path) == 4 and path[1] == "config" and name == "requests":
+        return ("a DeviceClass's config applies to every device allocated through the class; only a claim's "
+                "config names requests")
+    if len(path) == 2 and name in _CLAIM_FIELDS:
+        return (f"{name} belongs to a ResourceClaim (spec.devices.requests[].exactly.{name} or spec.devices.{name}); "
+                "a DeviceClass has only selectors, config and extendedResourceName")
+    return ""
 
 
 def validate_cel(rep: Reporter, ctx: Context, expression: str, path: FieldPath) -> None:
@@ -218,6 +269,8 @@ def validate_cel(rep: Reporter, ctx: Context, expression: str, path: FieldPath) 
         except Exception as failure:  # a CelCompileError, or a compiler bug that must not hide other problems
             ctx.cel_results[expression] = failure
     result = ctx.cel_results[expression]
+    if result is None:
+        ctx.selectors.append((rep, path, expression))
     if isinstance(result, CelCompileError):
         where = f" (line {result.line}, column {result.column} of the expression)" if result.line else ""
         rep.invalid(path, expression, f"does not compile: {result.message}{where}", result.hint)

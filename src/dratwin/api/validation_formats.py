@@ -164,3 +164,25 @@ def close_match(value: str, candidates: Iterable[str]) -> str | None:
 def did_you_mean(value: str, candidates: Iterable[str]) -> str:
     match = close_match(value, candidates)
     return f'did you mean "{match}"?' if match and match != value else ""
+
+
+SHORT_TEXT = 60  # characters of a long value kept in a message
+LONG_TEXT = 2 * SHORT_TEXT  # longer values are shortened; up to this, cutting would hide as much as it saves
+_LONG_WORD = re.compile(rf"[^\s\"'/]{{{LONG_TEXT + 1},}}")  # a name, value or word; not its quotes
+
+
+def shorten(text: str, keep: int = SHORT_TEXT) -> str:
+    """A long value as its first ``keep`` characters and its length: ``aaaa… (1,000,000 characters)``.
+
+    Values of up to :data:`LONG_TEXT` characters stay whole.
+    """
+    if len(text) <= max(keep, LONG_TEXT):
+        return text
+    return f"{text[:keep]}… ({len(text):,} characters)"
+
+
+def shorten_words(text: str) -> str:
+    """``text`` with every name or value longer than :data:`LONG_TEXT` shortened (quotes and slashes delimit them)."""
+    if len(text) <= LONG_TEXT:
+        return text
+    return _LONG_WORD.sub(lambda match: shorten(match.group()), text)

@@ -1,10 +1,16 @@
-"""Checks across objects: duplicates, dangling references (classes, claims, templates, requests) and
-the admin-access namespace label."""
+"""Checks across objects: dangling references (classes, claims, templates, requests) and the admin-access
+namespace label.
+
+The same object given twice is not a problem here: the input is resolved as ``kubectl apply`` would
+apply it first (:mod:`dratwin.api.duplicates`). Templates that a controller creates from another
+object of the input (NVIDIA's ComputeDomain controller creates the channel template a ComputeDomain
+names) count as present.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
@@ -14,9 +20,10 @@ from dratwin.api.loader import FieldPath, LoadedObject
 from dratwin.api.resource import DeviceClaim, ResourceClaim, ResourceClaimTemplate
 from dratwin.api.validation_base import ProblemKind, Reporter
 from dratwin.api.validation_claims import RequestNames, request_names
-from dratwin.api.validation_formats import close_match, did_you_mean
+from dratwin.api.validation_formats import close_match, did_you_mean, dns_subdomain
 
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
+COMPUTE_DOMAIN_GROUP = "resource.nvidia.com"
 
 
 @dataclass
@@ -47,27 +54,41 @@ def claim_devices(item: Checked) -> tuple[DeviceClaim, FieldPath] | None:
     return None
 
 
-def check_references(items: list[Checked]) -> None:
-    _check_duplicates(items)
-    _check_device_classes(items)
-    _check_pod_references(items)
-    _check_admin_access(items)
+@dataclass(frozen=True)
+class CreatedTemplate:
+    """A ResourceClaimTemplate that a controller creates for another object of the input."""
+
+    namespace: str
+    name: str
+    controller: str  # who creates it, in words
+    owner: LoadedObject  # the object it is created for
+
+    def describe(self) -> str:
+        return f"created by {self.controller} ({self.owner.kind} {self.namespace}/{self.owner.name})"
 
 
-def _check_duplicates(items: list[Checked]) -> None:
-    first: dict[tuple[str, str, str, str], Checked] = {}
-    for item in items:
-        if not item.name:
+def created_templates(objects: Sequence[LoadedObject]) -> dict[tuple[str, str], CreatedTemplate]:
+    """Templates controllers create: the channel template of each NVIDIA ComputeDomain, in its namespace."""
+    found: dict[tuple[str, str], CreatedTemplate] = {}
+    for obj in objects:
+        if obj.kind != "ComputeDomain" or obj.api_version.rpartition("/")[0] != COMPUTE_DOMAIN_GROUP:
             continue
-        group = item.obj.api_version.rpartition("/")[0]
-        key = (group, item.kind, item.namespace, item.name)
-        if key in first:
-            other = first[key].obj
-            where = f"{other.source.path}:{other.line_of(('metadata', 'name'))}"
-            item.rep.duplicate(("metadata", "name"), item.name, f"the same {item.kind} is already defined at {where}",
-                               "the later definition would replace the earlier one; rename or remove one")
-        else:
-            first[key] = item
+        spec = obj.raw.get("spec")
+        channel = spec.get("channel") if isinstance(spec, dict) else None
+        template = channel.get("resourceClaimTemplate") if isinstance(channel, dict) else None
+        name = template.get("name") if isinstance(template, dict) else None
+        if isinstance(name, str) and name:
+            namespace = obj.namespace or "default"
+            found[(namespace, name)] = CreatedTemplate(
+                namespace, name, "the ComputeDomain controller of the NVIDIA DRA driver", obj)
+    return found
+
+
+def check_references(items: list[Checked], created: dict[tuple[str, str], CreatedTemplate] | None = None) -> None:
+    _check_device_classes(items)
+    _check_pod_references(items, created or {})
+    _check_created_templates(items, created or {})
+    _check_admin_access(items)
 
 
 def _class_references(devices: DeviceClaim, path: FieldPath) -> Iterator[tuple[FieldPath, str]]:
@@ -86,8 +107,8 @@ def _check_device_classes(items: list[Checked]) -> None:
         if found is None:
             continue
         for path, name in _class_references(*found):
-            if name in classes:
-                continue
+            if name in classes or dns_subdomain(name):
+                continue  # an invalid name is reported where it is written, with its hint
             hint = did_you_mean(name, classes) or (
                 "the input has no DeviceClass at all: add the file that defines it with another -f" if not classes
                 else f"DeviceClasses in the input: {', '.join(sorted(classes))}")
@@ -95,7 +116,7 @@ def _check_device_classes(items: list[Checked]) -> None:
                                hint)
 
 
-def _check_pod_references(items: list[Checked]) -> None:
+def _check_pod_references(items: list[Checked], created: dict[tuple[str, str], CreatedTemplate]) -> None:
     targets: dict[str, dict[tuple[str, str], RequestNames]] = {"ResourceClaim": {}, "ResourceClaimTemplate": {}}
     for item in items:
         found = claim_devices(item)
@@ -103,11 +124,22 @@ def _check_pod_references(items: list[Checked]) -> None:
             targets[item.kind][(item.namespace, item.name)] = request_names(found[0])
     for item in items:
         for path, spec in item.pod_specs:
-            _check_pod_spec(item, spec, path, targets)
+            _check_pod_spec(item, spec, path, targets, created)
+
+
+def _check_created_templates(items: list[Checked], created: dict[tuple[str, str], CreatedTemplate]) -> None:
+    for item in items:
+        template = created.get((item.namespace, item.name)) if item.kind == "ResourceClaimTemplate" else None
+        if template is not None:
+            item.rep.warn(ProblemKind.DUPLICATE, ("metadata", "name"),
+                          f"this template is also {template.describe()}: the controller's create fails because "
+                          "the template exists, and the ComputeDomain does not become ready",
+                          "remove this template and let the controller create it")
 
 
 def _check_pod_spec(item: Checked, spec: PodSpec, path: FieldPath,
-                    targets: dict[str, dict[tuple[str, str], RequestNames]]) -> None:
+                    targets: dict[str, dict[tuple[str, str], RequestNames]],
+                    created: dict[tuple[str, str], CreatedTemplate]) -> None:
     requests_of: dict[str, RequestNames] = {}
     for i, claim in enumerate(spec.resource_claims):
         for field_name, kind, name in (("resourceClaimName", "ResourceClaim", claim.resource_claim_name),
@@ -118,6 +150,12 @@ def _check_pod_spec(item: Checked, spec: PodSpec, path: FieldPath,
             known = targets[kind]
             if (item.namespace, name) in known:
                 requests_of[claim.name] = known[(item.namespace, name)]
+                continue
+            made = created.get((item.namespace, name)) if kind == "ResourceClaimTemplate" else None
+            if made is not None:
+                item.rep.warn(ProblemKind.NOT_CHECKED, (*path, "resourceClaims", i, field_name),
+                              f"ResourceClaimTemplate {item.namespace}/{name} is {made.describe()}; dratwin does "
+                              "not check the claims made from it")
                 continue
             item.rep.not_found((*path, "resourceClaims", i, field_name), name,
                                f"no {kind} {item.namespace}/{name} in the input: the pod would stay pending",
@@ -163,3 +201,14 @@ def _check_admin_access(items: list[Checked]) -> None:
                 item.rep.forbidden(path, f"adminAccess is only allowed in namespaces labelled {ADMIN_ACCESS_LABEL}: "
                                    f"\"true\", and namespace {namespace} is not",
                                    f"kubectl label namespace {namespace} {ADMIN_ACCESS_LABEL}=true")
+
+
+def extended_resource_classes(objects: Sequence[LoadedObject]) -> dict[str, str]:
+    """extendedResourceName -> DeviceClass name, for the classes of the input (read before they are decoded)."""
+    found: dict[str, str] = {}
+    for obj in objects:
+        spec = obj.raw.get("spec") if obj.kind == "DeviceClass" else None
+        name = spec.get("extendedResourceName") if isinstance(spec, dict) else None
+        if isinstance(name, str) and name and obj.name:
+            found.setdefault(name, obj.name)
+    return found

@@ -20,7 +20,11 @@ from typing import Any, Final
 
 from cel_expr_python import cel
 
+from dratwin.api.driver_shapes import Publications
 from dratwin.cel import regex
+from dratwin.cel.advice import Advice, advise
+from dratwin.cel.ast import CheckedAst, checked_ast
+from dratwin.cel.cost import COST_LIMIT, RUNTIME_ITERATION_BUDGET, CostEstimate, estimate
 from dratwin.cel.device_view import CelDevice, Key, PathSet
 from dratwin.cel.diagnostics import offset_position, parse_compile_error, runtime_failure, strip_status
 from dratwin.cel.environment import environment
@@ -31,6 +35,7 @@ MAX_EXPRESSION_BYTES: Final = 10 * 1024  # resource.k8s.io CELSelectorExpression
 COMPILE_CACHE_SIZE: Final = 1024
 RESULT_CACHE_SIZE: Final = 65536
 
+_BUDGET_EXCEEDED = "Iteration budget exceeded"
 _BOOL = cel.Type.BOOL
 _DYN = cel.Type.DYN
 _ERROR = cel.Type.ERROR
@@ -52,6 +57,8 @@ class CompiledSelector:
     """One compiled expression. ``evaluations`` counts real CEL evaluations (cache misses)."""
 
     __slots__ = (
+        "_checked",
+        "_cost",
         "_domains",
         "_facts",
         "_path_set",
@@ -71,6 +78,20 @@ class CompiledSelector:
         self._domains = facts.domains
         self._path_set = None if facts.paths is None else PathSet.of(facts.paths)
         self._results: dict[Key, bool | _Failure] = {}
+        self._checked: CheckedAst | None = None
+        self._cost: CostEstimate | None = None
+
+    def checked(self) -> CheckedAst:
+        """The checked tree (read on first use: only validation and error messages need it)."""
+        if self._checked is None:
+            self._checked = checked_ast(self._program.serialize())
+        return self._checked
+
+    def cost(self) -> CostEstimate:
+        """The worst-case cost as the API server estimates it, and the most loop iterations."""
+        if self._cost is None:
+            self._cost = estimate(self.checked())
+        return self._cost
 
     def __repr__(self) -> str:
         return f"CompiledSelector({self.expression!r})"
@@ -118,6 +139,8 @@ class CompiledSelector:
         try:
             value = self._program.eval(data=data)
         except RuntimeError as error:
+            if _BUDGET_EXCEEDED in str(error):
+                return self._over_budget()
             return _Failure(
                 f"cannot evaluate: {strip_status(str(error))}",
                 "this construct is not supported by dratwin's CEL runtime (cel-expr-python)",
@@ -134,6 +157,22 @@ class CompiledSelector:
         return _Failure(
             f"the expression evaluated to a {_type_name(value.type())}, not a bool",
             'a selector must be a condition: compare the value, e.g. device.attributes["d"].x == true',
+        )
+
+
+    def _over_budget(self) -> _Failure:
+        """cel-cpp stopped the loops: say whether Kubernetes would have stopped too, in words."""
+        cost = self.cost()
+        if cost.exceeds_limit:
+            return _Failure(
+                f"the selector exceeded the CEL cost limit of {COST_LIMIT:,} (its estimated worst-case cost is "
+                f"{cost.cost.high:,}); the API server does not accept it",
+                "loop over fewer or smaller collections, or split it into several selectors",
+            )
+        return _Failure(
+            f"the selector's loops ran {RUNTIME_ITERATION_BUDGET:,} times on this device, where dratwin's CEL runtime "
+            f"stops; Kubernetes would go on (estimated cost {cost.cost.high:,}, limit {COST_LIMIT:,})",
+            "a limit of dratwin, not of Kubernetes: loop over fewer or smaller collections to evaluate it here",
         )
 
 
@@ -162,6 +201,14 @@ class SelectorCompiler:
         if isinstance(cached, _Failure):
             raise CelCompileError(expression, cached.message, cached.line, cached.column, cached.hint)
         return cached
+
+    def advise(self, expression: str, publications: Publications) -> list[Advice]:
+        """What makes a selector that compiles fail or never match (see :mod:`dratwin.cel.advice`).
+
+        Raises :class:`CelCompileError` like :meth:`compile` when it does not compile.
+        """
+        selector = self.compile(expression)
+        return advise(selector.checked(), selector.cost(), publications)
 
     def _compile(self, expression: str) -> CompiledSelector | _Failure:
         size = len(expression.encode("utf-8"))

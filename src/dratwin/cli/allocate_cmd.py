@@ -17,9 +17,9 @@ from dratwin.api.codec import FieldDecodeError, decode_as, dump_yaml, object_ref
 from dratwin.api.conversion import convert_to_v1, needs_conversion
 from dratwin.api.core import Node
 from dratwin.api.intake import ConvertedObject, admit
-from dratwin.api.loader import LoadedObject, load_paths
+from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import DeviceClass, ResourceClaim, ResourceSlice
-from dratwin.cli.main import add_file_arguments
+from dratwin.cli.main import add_file_arguments, load_inputs
 from dratwin.cluster.device_taint_rules import device_taint_view
 from dratwin.errors import AllocationError, DratwinError, InputError
 
@@ -85,7 +85,7 @@ class Inputs:
 def run(args: argparse.Namespace) -> int:
     try:
         features = Features.from_gates(args.feature_gates)
-        objects = _read(load_paths(args.paths, args.recursive), args.skip_validation)
+        objects = _read(load_inputs(args.paths, args.recursive, "allocate"), args.skip_validation)
         inputs = _collect(objects, args.node)
         taints = device_taint_view(objects, inputs.slices, features)  # the slices as kube-scheduler sees them
         inputs.slices = taints.slices

@@ -7,8 +7,8 @@ import json
 import random
 
 from dratwin.allocator import Features
-from dratwin.api.loader import load_paths
 from dratwin.cel import SelectorCompiler
+from dratwin.cli.main import load_inputs
 from dratwin.errors import InputError
 from dratwin.scheduler.plugins.node_resources import ScoringStrategy
 from dratwin.twin.build import load_cluster
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     kind, key = _target(args.target)
     features = Features.from_gates(args.feature_gates)
     compiler = SelectorCompiler(list_type_attributes=features.list_type_attributes)
-    loaded = load_cluster(load_paths(args.paths, args.recursive), features, random.Random(args.seed))
+    loaded = load_cluster(load_inputs(args.paths, args.recursive, "explain"), features, random.Random(args.seed))
     options = Options(args.seed, ScoringStrategy(args.scoring), args.percentage_of_nodes_to_score)
     known = {**loaded.state.pods, **dict.fromkeys(loaded.waiting)} if kind == "pod" else loaded.state.claims
     if key not in known:

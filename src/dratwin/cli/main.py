@@ -1,7 +1,8 @@
 """Entry point of the ``dratwin`` command: parse arguments, call one command module, map errors to exits.
 
 Exit status: 0 success; 1 the input has problems (validate) or claims cannot be allocated (allocate);
-2 bad usage, an unreadable file, an unknown kind or the allocator refused its input.
+2 bad usage, an unreadable file, an input without objects, an unknown kind or the allocator refused
+its input (validate: only when nothing could be read at all; see its --help).
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import sys
 from collections.abc import Callable, Sequence
 
 from dratwin import __version__
-from dratwin.errors import DratwinError
+from dratwin.api.loader import LoadedObject
+from dratwin.api.validation_formats import shorten_words
+from dratwin.errors import DratwinError, InputError
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR = 0, 1, 2
 
@@ -38,6 +41,29 @@ def add_file_arguments(parser: argparse.ArgumentParser, dest: str = "paths") -> 
         "repeatable",
     )
     parser.add_argument("-R", "--recursive", action="store_true", help="read directories recursively")
+
+
+def load_inputs(paths: Sequence[str], recursive: bool, command: str) -> list[LoadedObject]:
+    """The objects of ``-f`` as ``kubectl apply -f`` applies them, for every command but validate.
+
+    A directory's files that hold no manifests are skipped and a repeated object replaces the earlier
+    one (both with a warning on standard error); a file that cannot be read, or an input without any
+    object, is an InputError (exit status 2).
+    """
+    from dratwin.api.input_set import read_inputs
+
+    inputs = read_inputs(paths, recursive)
+    for note in inputs.notes:
+        print(f"dratwin {command}: {shorten_words(str(note))}", file=sys.stderr)
+    if inputs.empty:
+        raise InputError(str(inputs.empty_note()))
+    merged = inputs.merged()
+    for replacement in merged.replacements:
+        level = "error" if replacement.refused else "warning"
+        where = f"{replacement.later.source.path}:{replacement.later.line_of(replacement.field)}"
+        print(f"dratwin {command}: {where}: {level}: {shorten_words(replacement.ref)}: "
+              f"{shorten_words(replacement.describe())}", file=sys.stderr)
+    return merged.objects
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -75,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(handler(args))
     except DratwinError as error:
-        print(f"dratwin {args.command}: {error}", file=sys.stderr)
+        print(f"dratwin {args.command}: {shorten_words(str(error))}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:
         return EXIT_OK

@@ -6,10 +6,9 @@ import argparse
 from datetime import UTC, datetime
 
 from dratwin.allocator import Features
-from dratwin.api.loader import load_paths
 from dratwin.catalog import load_catalog
 from dratwin.cel import SelectorCompiler
-from dratwin.cli.main import add_file_arguments
+from dratwin.cli.main import add_file_arguments, load_inputs
 from dratwin.twin.plan import PlanOptions, plan
 from dratwin.twin.plan_report import render_json, render_table, render_yaml
 
@@ -119,7 +118,7 @@ def _timestamp(text: str) -> datetime:
 
 def run(args: argparse.Namespace) -> int:
     features = Features.from_gates(args.feature_gates)
-    objects = load_paths([*args.existing, *args.paths], args.recursive)
+    objects = load_inputs([*args.existing, *args.paths], args.recursive, "plan")
     report = plan(
         objects,
         features,

@@ -6,9 +6,8 @@ import argparse
 import random
 
 from dratwin.allocator import Features
-from dratwin.api.loader import load_paths
 from dratwin.cel import SelectorCompiler
-from dratwin.cli.main import add_file_arguments
+from dratwin.cli.main import add_file_arguments, load_inputs
 from dratwin.scheduler.plugins.node_resources import ScoringStrategy
 from dratwin.twin.build import load_cluster
 from dratwin.twin.report import render_json, render_table, render_yaml
@@ -69,7 +68,7 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
 def run_schedule(args: argparse.Namespace) -> tuple[ScheduleReport, SelectorCompiler]:
     features = Features.from_gates(args.feature_gates)
     compiler = SelectorCompiler(list_type_attributes=features.list_type_attributes)
-    loaded = load_cluster(load_paths(args.paths, args.recursive), features, random.Random(args.seed))
+    loaded = load_cluster(load_inputs(args.paths, args.recursive, "schedule"), features, random.Random(args.seed))
     options = Options(args.seed, ScoringStrategy(args.scoring), args.percentage_of_nodes_to_score)
     return schedule(loaded, options, compiler), compiler
 

@@ -11,8 +11,10 @@ from dratwin.allocator.features import Features
 from dratwin.api.codec import decode_as
 from dratwin.api.conversion import convert_to_v1, needs_conversion
 from dratwin.api.core import Node
+from dratwin.api.duplicates import merge_duplicates
+from dratwin.api.input_set import FileNote, InputSet, NoteLevel, read_inputs
 from dratwin.api.intake import ConvertedObject
-from dratwin.api.loader import LoadedObject, load_paths
+from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import ResourceSlice
 from dratwin.api.validation import Problem, SelectorCompilerLike, validate_objects
 from dratwin.api.validation_base import ProblemKind, Severity
@@ -20,7 +22,7 @@ from dratwin.cli.main import add_file_arguments
 from dratwin.cluster.roles import node_roles
 from dratwin.errors import DratwinError
 
-EXIT_OK, EXIT_PROBLEMS = 0, 1
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 EPILOG = """\
 examples:
@@ -38,18 +40,35 @@ what is checked:
   - resource.k8s.io v1beta1 and v1beta2 are converted to v1 as the API server does (a warning each)
   - the API rules of resource.k8s.io/v1 (1.36): names, required fields, one-of fields, enums, limits
     (32 requests, 8 subrequests, 128 devices per slice, ...), quantities, semver versions, unknown fields
-  - CEL selectors of DeviceClasses and requests: compiled, errors with position and a hint
+  - CEL selectors of DeviceClasses and requests: compiled, errors with position and a hint; the cost limit
+    of the API server (1,000,000, estimated as it estimates it); and, as warnings, selectors that compile
+    but cannot work: attributes or capacities no device publishes (productname for productName), against
+    the ResourceSlices given and the known drivers (NVIDIA GPU, DRANET, Neuron, DRA example driver),
+    invalid literals (quantity("40GB"), semver("9.0")), a version compared with a string
   - references between the objects given: DeviceClasses named by claims, claims and templates named by
-    Pods and workloads, container claims, the admin-access namespace label, the slices of each pool
+    Pods and workloads (a ComputeDomain's channel template counts: its controller creates it), container
+    claims, the admin-access namespace label, the slices of each pool
   - fields of feature gates that are off (--feature-gates, 1.36 defaults otherwise)
   Objects of other API groups (CRDs such as ComputeDomain, Kueue) are skipped with a warning.
   Reference checks only see the input: pass the DeviceClasses along with the claims that use them.
 
+the input, as kubectl apply -f reads it:
+  - the same object twice (same kind, namespace and name): identical copies are one object; a different
+    later copy replaces the earlier one, with a warning naming both places and the first difference (an
+    error where the API server refuses the update, e.g. a changed ResourceClaim spec)
+  - a directory's files that are not manifests (Helm values.yaml and Chart.yaml, kustomization.yaml,
+    templates with {{ }}, documents that are not objects) are skipped with a warning; a file named with
+    -f is taken at its word
+  - a file that cannot be read or parsed, or an object of an unknown kind, is an error of that file or
+    object, and validation goes on with the rest
+
 output:
   FILE:LINE: KIND NAMESPACE/NAME: FIELD: PROBLEM: VALUE: what is wrong (hint)
-  then a summary line. Warnings are marked "warning:" and do not fail the run.
+  then a summary line. Warnings are marked "warning:" and do not fail the run. Long values are
+  shortened to their first 60 characters and their length. -o json always prints one JSON document.
 
-exit status: 0 no errors (warnings allowed), 1 errors found, 2 unreadable input, unknown kind or bad usage.
+exit status: 0 no errors (warnings allowed); 1 errors found, including unreadable files and an input
+without any object; 2 bad usage, or nothing could be read at all (every path missing or unreadable).
 """
 
 
@@ -72,16 +91,53 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run(args: argparse.Namespace) -> int:
-    features = Features.from_gates(args.feature_gates)
-    objects = load_paths(args.files, args.recursive)
+    try:
+        features = Features.from_gates(args.feature_gates)
+    except DratwinError as error:
+        return _usage_error(args.output, str(error))
+    inputs = read_inputs(args.files, args.recursive, keep_going=True)
     compiler = _compiler(features.list_type_attributes)
-    problems = validate_objects(objects, compiler, features) + device_manager_conflicts(objects)
-    files = len(dict.fromkeys(o.source.path for o in objects))
+    problems = [note_problem(note) for note in inputs.notes]
+    if inputs.empty:
+        problems.append(note_problem(inputs.empty_note()))
+    problems += validate_objects(inputs.objects, compiler, features)
+    problems += device_manager_conflicts(merge_duplicates(inputs.objects).objects)
+    problems = _in_input_order(problems, inputs)
+    objects, files = len(inputs.objects), len(dict.fromkeys(o.source.path for o in inputs.objects))
     if args.output == "json":
-        _print_json(problems, len(objects), compiler is not None)
+        _print_json(problems, objects, compiler is not None)
+    elif inputs.unreadable:
+        for problem in problems:
+            print(f"dratwin validate: {problem}", file=sys.stderr)
     else:
-        _print_text(problems, len(objects), files)
+        _print_text(problems, objects, files)
+    if inputs.unreadable:
+        return EXIT_USAGE
     return EXIT_PROBLEMS if any(p.is_error for p in problems) else EXIT_OK
+
+
+def note_problem(note: FileNote) -> Problem:
+    """A problem of a whole file (skipped, unreadable) or of the whole input (no objects)."""
+    error = note.level is NoteLevel.ERROR
+    kind = ProblemKind.NOT_FOUND if note.message.startswith("no Kubernetes objects") else (
+        ProblemKind.NOT_READ if error else ProblemKind.NOT_CHECKED)
+    return Problem(Severity.ERROR if error else Severity.WARNING, note.file, note.line, "", "", kind, note.message,
+                   hint=note.hint)
+
+
+def _in_input_order(problems: list[Problem], inputs: InputSet) -> list[Problem]:
+    order = {file: i for i, file in enumerate(inputs.seen)}
+    return sorted(problems, key=lambda p: (order.get(p.file, len(order)), p.line))
+
+
+def _usage_error(output: str, message: str) -> int:
+    if output == "json":
+        document = {"valid": False, "error": message, "objects": 0, "errors": 1, "warnings": 0, "problems": []}
+        json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
+        print()
+    else:
+        print(f"dratwin validate: {message}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def device_manager_conflicts(objects: Sequence[LoadedObject]) -> list[Problem]:
