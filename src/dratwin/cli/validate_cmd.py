@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from collections.abc import Sequence
@@ -67,6 +68,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def run(args: argparse.Namespace) -> int:
     features = Features.from_gates(args.feature_gates)
     objects = load_paths(args.files, args.recursive)
+    gc.freeze()  # the objects live until the end: the collector need not walk them again (100,000 devices)
     compiler = _compiler(features.list_type_attributes)
     problems = validate_objects(objects, compiler, features) + device_manager_conflicts(objects)
     files = len(dict.fromkeys(o.source.path for o in objects))
