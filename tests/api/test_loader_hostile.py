@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from tests.builders.inputs import alias_bomb, large_manifest
 
 from dratwin.api.loader import load_paths, load_text
 from dratwin.api.yaml_fast import FAST_MIN_CHARS
+from dratwin.api.yaml_reader import MAX_DEPTH
 from dratwin.cli.main import main
 from dratwin.errors import InputError
 
@@ -111,3 +113,23 @@ def test_stdin_without_objects(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_large_manifests_take_the_fast_path() -> None:
     assert len(large_manifest()) > FAST_MIN_CHARS
+
+
+@pytest.mark.parametrize("command", [["validate"], ["validate", "-o", "json"], ["schedule", "-o", "yaml"],
+                                     ["schedule", "-o", "json"]], ids=" ".join)
+def test_an_object_nested_just_within_the_limit_goes_through_every_step(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep: dict[str, object] = {}
+    inner = deep
+    for _ in range(MAX_DEPTH - 10):
+        inner["x"] = inner = {}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "i"}], "extra": deep}}
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "d"},
+             "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}],
+                                  "config": [{"opaque": {"driver": "gpu.example.com", "parameters": deep}}]}}}
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod, claim]}))
+    assert main([command[0], "-f", str(path), *command[1:]]) in (0, 1)
+    assert "Traceback" not in capsys.readouterr().err

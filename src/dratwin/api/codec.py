@@ -423,6 +423,30 @@ class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
     def ignore_aliases(self, data: Any) -> bool:
         return True
 
+    def represent_data(self, data: Any) -> yaml.Node:
+        """The nodes PyYAML's safe representer makes for plain values, made directly: its generic dispatch
+        (per-node type lookups and alias bookkeeping) is most of the time spent writing a large cluster."""
+        kind = type(data)
+        if kind is str or kind is MapKey:
+            return _represent_str(self, data)
+        if kind is dict:
+            pairs = [(self.represent_data(key), self.represent_data(value)) for key, value in data.items()]
+            return yaml.MappingNode(_MAP, pairs, flow_style=False)
+        if kind is list:
+            return yaml.SequenceNode(_SEQ, [self.represent_data(item) for item in data], flow_style=False)
+        if kind is int:
+            return yaml.ScalarNode(_INT, str(data))
+        if kind is bool:
+            return yaml.ScalarNode(_BOOL, "true" if data else "false")
+        if data is None:
+            return yaml.ScalarNode(_NULL, "null")
+        node: yaml.Node = super().represent_data(data)
+        return node
+
+
+_MAP, _SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+_INT, _BOOL, _NULL = "tag:yaml.org,2002:int", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"
+
 
 def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
     """Multi-line strings as literal blocks; quoted where the API server's reader would type the plain text
