@@ -56,6 +56,18 @@ def test_documents_and_lists_read_alike() -> None:
 
 # ---- the fast path agrees with the exact reader --------------------------------------------------
 
+
+def test_both_paths_give_the_same_objects_sources_and_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "# head\n---\napiVersion: v1\nkind: Node\nmetadata:\n  name: a\n---\n---\n" + large_manifest()
+    assert yaml_fast.read_fast(text) is not None
+    fast = load_text(text, "m.yaml")
+    monkeypatch.setattr(yaml_fast, "FAST_MIN_CHARS", len(text) + 1)
+    exact = load_text(text, "m.yaml")
+    assert [(o.raw, o.source) for o in fast] == [(o.raw, o.source) for o in exact]
+    for path in [("metadata", "name"), ("data", "note"), ("metadata", "labels", "tier")]:
+        assert [o.line_of(path) for o in fast[::250]] == [o.line_of(path) for o in exact[::250]]
+
+
 TOKENS = [
     "yes", "no", "y", "n", "on", "off", "True", "TRUE", "true", "false", "~", "null", "Null", "", "017", "08",
     "0x1F", "0o17", "0b101", "1_000", "+1", "-0", "1e3", "1.5e3", "1.", ".5", "1:20", "10.0.0.1", "9.0.0",

@@ -140,11 +140,13 @@ def read_fast(text: str) -> list[FastDocument] | None:
     with _quiet_stderr():
         for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
             region = text[start:end]
-            value = _parse(region)
+            content = _CONTENT.search(region)
+            value = _parse(region) if content is not None else None  # only a marker and comments: empty
+            if start > 0 and content is not None and value is not _FAILED:  # after "---": the stream, one document
+                value = value[0] if isinstance(value, list) and len(value) == 1 else _FAILED
             if value is _FAILED or (value is not None and not isinstance(value, dict)):
                 return None  # the exact reader says what is wrong, and where
-            content = _CONTENT.search(region)
-            if value is not None:
+            if value is not None or content is not None or start > 0:  # an empty document still counts
                 first = line + (region.count("\n", 0, content.start()) if content else 0)
                 documents.append(FastDocument(value, start, end, first, line))
             line += region.count("\n")
