@@ -53,8 +53,9 @@ RUNNER = _runner()
 
 
 def _allocate(case: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
-    objects = tmp_path / "objects.yaml"
-    objects.write_text(yaml.safe_dump_all(case["objects"], sort_keys=False))
+    objects = tmp_path / "objects.json"  # JSON: in YAML, kubectl's reader types plain "y" and "n" as booleans
+    listed = {"apiVersion": "v1", "kind": "List", "items": case["objects"]}
+    objects.write_text(json.dumps(listed, default=str))
     enabled = set(case.get("features") or [])
     gates = [
         f"{gate}={'true' if feature in enabled else 'false'}"

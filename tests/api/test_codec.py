@@ -133,7 +133,7 @@ def test_decode_error_inside_a_map_names_the_key() -> None:
 
 def test_nulls_count_as_absent() -> None:
     [obj] = load_text("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s, labels: null}\n"
-                      "spec: {driver: d, devices: null, nodeName: n}\n")
+                      "spec: {driver: d, devices: null, nodeName: node-1}\n")
     value = decode(obj)
     assert isinstance(value, ResourceSlice) and value.spec.devices == []
 

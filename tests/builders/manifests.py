@@ -17,9 +17,8 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import yaml
-
 from dratwin.allocator.features import Features
+from dratwin.api.codec import dump_yaml_documents
 from dratwin.api.loader import load_text
 from dratwin.scheduler.plugins.node_resources import ScoringStrategy
 from dratwin.twin.build import LoadedCluster, load_cluster
@@ -40,7 +39,7 @@ def manifest(*objects: Raw | Iterable[Raw]) -> str:
             flat.append(dict(obj))
         else:
             flat.extend(obj)
-    return yaml.safe_dump_all(flat, sort_keys=False)
+    return dump_yaml_documents(flat)
 
 
 def load(text: str, *, gates: str = "", seed: int = 0) -> LoadedCluster:

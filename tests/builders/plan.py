@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
 from tests.conftest import DRIVERS
 
 from dratwin.allocator import Features
+from dratwin.api.codec import dump_yaml_documents
 from dratwin.api.loader import load_paths, load_text
 from dratwin.twin.plan import PlanOptions, PlanReport, plan
 
@@ -79,7 +79,7 @@ def pod(
 
 
 def run_plan(*objects: dict[str, Any], auto_mode: bool = False) -> PlanReport:
-    text = yaml.safe_dump_all(list(objects), sort_keys=False)
+    text = dump_yaml_documents(list(objects))
     loaded = load_paths([str(CLASSES)]) + load_text(text)
     return plan(loaded, Features(), PlanOptions(auto_mode=auto_mode))
 

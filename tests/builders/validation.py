@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
-
+from dratwin.api.codec import dump_yaml_documents
 from dratwin.api.loader import LoadedObject, load_text
 from dratwin.api.validation import FeatureGatesLike, Problem, SelectorCompilerLike, validate_objects
 from dratwin.errors import CelCompileError
@@ -52,7 +51,7 @@ def device(name: str = "gpu-0", **fields: Any) -> Wire:
 
 
 def as_yaml(objects: Sequence[Wire]) -> str:
-    return "---\n".join(yaml.safe_dump(o, sort_keys=False) for o in objects)
+    return dump_yaml_documents(list(objects))
 
 
 def validate(

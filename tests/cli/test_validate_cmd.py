@@ -133,7 +133,7 @@ BAD_INPUT: list[tuple[str, dict[str, str], list[str], int, str, str]] = [
     ("invalid-yaml-and-a-good-file", {"a.yaml": "kind: Pod\nmetadata:\n\tname: x\n", "b.yaml": CLASS}, [], 1,
      "{tmp}/a.yaml:3: not valid YAML", "not valid YAML"),
     ("named-list-of-strings", {"a.yaml": "- just\n- a list\n"}, [], 2,
-     "dratwin validate: {tmp}/a.yaml:1: expected a Kubernetes object (a mapping), found list",
+     "dratwin validate: {tmp}/a.yaml:1: expected a Kubernetes object (a mapping), found a list",
      "expected a Kubernetes object"),
     ("missing-file", {}, ["-f", "{tmp}/nope.yaml"], 2, "dratwin validate: {tmp}/nope.yaml: no such file or directory",
      "no such file or directory"),

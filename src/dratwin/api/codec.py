@@ -29,9 +29,9 @@ import difflib
 import enum
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import msgspec
 import yaml
@@ -52,6 +52,7 @@ from dratwin.api.resource import (
     ResourceSlice,
 )
 from dratwin.api.schema import MapKey as MapKey  # re-exported: field paths are built with it everywhere
+from dratwin.api.yaml_reader import resolve_plain
 from dratwin.errors import InputError, ObjectDecodeError
 
 S = TypeVar("S", bound=msgspec.Struct)
@@ -352,9 +353,35 @@ class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
     def ignore_aliases(self, data: Any) -> bool:
         return True
 
+    def represent_data(self, data: Any) -> yaml.Node:
+        """The nodes PyYAML's safe representer makes for plain values, made directly: its generic dispatch
+        (per-node type lookups and alias bookkeeping) is most of the time spent writing a large cluster."""
+        kind = type(data)
+        if kind is str or kind is MapKey:
+            return _represent_str(self, data)
+        if kind is dict:
+            pairs = [(self.represent_data(key), self.represent_data(value)) for key, value in data.items()]
+            return yaml.MappingNode(_MAP, pairs, flow_style=False)
+        if kind is list:
+            return yaml.SequenceNode(_SEQ, [self.represent_data(item) for item in data], flow_style=False)
+        if kind is int:
+            return yaml.ScalarNode(_INT, str(data))
+        if kind is bool:
+            return yaml.ScalarNode(_BOOL, "true" if data else "false")
+        if data is None:
+            return yaml.ScalarNode(_NULL, "null")
+        node: yaml.Node = super().represent_data(data)
+        return node
+
+
+_MAP, _SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+_INT, _BOOL, _NULL = "tag:yaml.org,2002:int", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"
+
 
 def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in data else None
+    """Multi-line strings as literal blocks; quoted where the API server's reader would type the plain text
+    (``y``, ``n``, ``1e3``, ``0o17``: YAML 1.1 and Go number forms PyYAML's emitter would leave plain)."""
+    style = "|" if "\n" in data else ("'" if data and not isinstance(resolve_plain(data), str) else None)
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 
@@ -369,6 +396,11 @@ def as_list_or_object(raws: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"apiVersion": "v1", "items": list(raws), "kind": "List", "metadata": {"resourceVersion": ""}}
 
 
+def dump_yaml_documents(raws: Sequence[dict[str, Any]]) -> str:
+    """Several objects as multi-document YAML (``---`` between them), written as :func:`dump_yaml` writes one."""
+    return "---\n".join(dump_yaml([raw]) for raw in raws)
+
+
 def dump_yaml(raws: Sequence[dict[str, Any]]) -> str:
     """YAML in block style with keys in the order they were written."""
     text: str = yaml.dump(
@@ -380,4 +412,50 @@ def dump_yaml(raws: Sequence[dict[str, Any]]) -> str:
 
 def dump_json(raws: Sequence[dict[str, Any]]) -> str:
     """JSON indented like ``kubectl get -o json``, keys in the order written."""
-    return json.dumps(as_list_or_object(raws), indent=4, ensure_ascii=False, default=str) + "\n"
+    return format_json(as_list_or_object(raws)) + "\n"
+
+
+def format_json(value: Any, indent: int = 4, default: Callable[[Any], Any] | None = str) -> str:
+    """``json.dumps(value, indent=indent, ensure_ascii=False, default=default)``, five times faster on large
+    values: the standard library's C encoder writes it compactly (its indenting encoder is pure Python), and
+    msgspec lays it out; the text is the same. NaN, which msgspec rightly refuses, takes the slow way."""
+    try:
+        compact = json.dumps(value, ensure_ascii=False, default=default, separators=(",", ":"))
+        return msgspec.json.format(compact, indent=indent)
+    except msgspec.DecodeError:
+        return json.dumps(value, indent=indent, ensure_ascii=False, default=default)
+
+
+_LIST_HEAD = {"apiVersion": "v1"}
+_LIST_TAIL = {"kind": "List", "metadata": {"resourceVersion": ""}}
+
+
+def write_list(objects: Iterable[dict[str, Any]], out: TextIO, output: str = "yaml") -> None:
+    """Write ``objects`` as one ``kind: List`` (the text :func:`dump_yaml` / :func:`dump_json` would give),
+    one object at a time: memory stays that of one object however many there are."""
+    if output == "json":
+        _write_json_list(objects, out)
+        return
+    out.write(dump_yaml([_LIST_HEAD]))
+    wrote = False
+    for raw in objects:
+        if not wrote:
+            out.write("items:\n")
+            wrote = True
+        lines = dump_yaml([raw]).splitlines(keepends=True)
+        out.write("- " + lines[0])
+        out.write("".join("  " + line if line != "\n" else line for line in lines[1:]))
+    if not wrote:
+        out.write("items: []\n")
+    out.write(dump_yaml([_LIST_TAIL]))
+
+
+def _write_json_list(objects: Iterable[dict[str, Any]], out: TextIO) -> None:
+    out.write('{\n    "apiVersion": "v1",\n    "items": [')
+    separator = "\n"
+    for raw in objects:
+        text = format_json(raw)
+        out.write(separator + "        " + text.replace("\n", "\n        "))
+        separator = ",\n"
+    out.write("\n    ],\n" if separator == ",\n" else "],\n")
+    out.write('    "kind": "List",\n    "metadata": {\n        "resourceVersion": ""\n    }\n}\n')

@@ -1,25 +1,33 @@
 """Reading Kubernetes objects from files: multi-document YAML, JSON, ``kind: List``, directories.
 
-Every object remembers where it came from (file, document, line) and the line of each field, so that
-validation can point at the exact place. Objects stay plain dicts here (``raw``); typed views are
+Every object remembers where it came from (file, document, line) and can tell the line of each field, so
+that validation can point at the exact place. Objects stay plain dicts here (``raw``); typed views are
 decoded from them on demand (:mod:`dratwin.api.codec`), and output is produced from the raw dicts,
 so no field a user wrote is ever dropped on a round trip.
+
+Values are read as the API server's YAML reader reads them (:mod:`dratwin.api.yaml_reader`). Large texts
+take a native fast path when nothing in them reads differently there (:mod:`dratwin.api.yaml_fast`); JSON
+is decoded by msgspec. Field lines are needed only when a problem is reported, so they are found then, by
+reading again just the object's own text (:meth:`LoadedObject.line_of`).
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
+import gc
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+import msgspec
 
+from dratwin.api import yaml_fast
+from dratwin.api.yaml_reader import MAX_DEPTH, read_documents
+from dratwin.api.yaml_reader import FieldPath as FieldPath
 from dratwin.errors import InputError
 
-FieldPath = tuple[str | int, ...]
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -42,6 +50,7 @@ class LoadedObject:
     raw: dict[str, Any]
     source: SourceLocation
     lines: dict[FieldPath, int] = field(default_factory=dict, repr=False)
+    locate: Callable[[], dict[FieldPath, int]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def kind(self) -> str:
@@ -69,6 +78,9 @@ class LoadedObject:
 
     def line_of(self, path: FieldPath) -> int:
         """The line of the deepest part of ``path`` that exists in the source; the object's own line else."""
+        if self.locate is not None:
+            locate, self.locate = self.locate, None
+            self.lines = {**locate(), **self.lines}
         for end in range(len(path), 0, -1):
             line = self.lines.get(path[:end])
             if line:
@@ -80,8 +92,9 @@ def load_paths(paths: Sequence[str], recursive: bool = False) -> list[LoadedObje
     """Load every object from files and directories (``-`` is standard input), in a stable order.
 
     Like ``kubectl -f DIR``, a directory's own ``.yaml``/``.yml``/``.json`` files are read (its
-    subdirectories too with ``recursive``, like ``kubectl -R``), in sorted
-    order. Raises :class:`InputError` for a missing or unparsable file.
+    subdirectories too with ``recursive``, like ``kubectl -R``), in sorted order. Raises
+    :class:`InputError` for a missing or unparsable file. An input without any object is not an error
+    here: :mod:`dratwin.api.input_set` judges the whole input (one empty file among others is fine).
     """
     objects: list[LoadedObject] = []
     for path in paths:
@@ -97,13 +110,150 @@ def expand_path(path: str, recursive: bool = False) -> list[str]:
 
 def load_text(text: str, origin: str = "<input>") -> list[LoadedObject]:
     """Load every object of one YAML or JSON text (several documents, or ``kind: List``)."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark, as editors on Windows write it
     objects: list[LoadedObject] = []
-    for index, (value, lines, line) in enumerate(_documents(text, origin)):
-        if value is None:
-            continue
-        source = SourceLocation(origin, index, line)
-        objects.extend(_unwrap(value, lines, source, ()))
+    with _collector_paused():
+        for index, document in enumerate(_documents(text, origin)):
+            if document.value is not None:
+                objects.extend(_unwrap(document, SourceLocation(origin, index, document.line)))
     return objects
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Reading builds millions of containers and no cycles; the cyclic collector would walk them all again
+    and again (a third of the time on a 60 MB dump), so it waits until the objects are built."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@dataclass
+class _Document:
+    """A document's value, and how to find its objects' lines: ``lines`` read already, or ``locate`` on demand
+    (``items`` gives each ``kind: List`` entry's own locator and line)."""
+
+    value: Any
+    line: int
+    lines: dict[FieldPath, int] = field(default_factory=dict)
+    locate: Callable[[], dict[FieldPath, int]] | None = None
+    items: list[tuple[int, Callable[[], dict[FieldPath, int]]]] | None = None
+
+
+def _documents(text: str, origin: str) -> Iterator[_Document]:
+    if text.lstrip()[:1] in ("{", "["):
+        document = _json_document(text, origin)
+        if document is not None:
+            yield document
+            return
+    fast = yaml_fast.read_fast(text)
+    if fast is not None:
+        yield from (_fast_document(text, origin, doc) for doc in fast)
+        return
+    small = len(text) < yaml_fast.FAST_MIN_CHARS
+    for index, doc in enumerate(read_documents(text, origin, positions=small, item_regions=not small)):
+        if small:
+            yield _Document(doc.value, doc.line, doc.lines)
+            continue
+        whole = _WholeText(text, origin, index)
+        items = None
+        if doc.items is not None and _is_list(doc.value) and len(doc.items) == len(doc.value["items"]):
+            items = [(r.line, _region_locator(text, origin, r.start, r.end, r.line, r.column)) for r in doc.items]
+        yield _Document(doc.value, doc.line, locate=whole.lines, items=items)
+
+
+def _json_document(text: str, origin: str) -> _Document | None:
+    """A JSON object decoded natively; None when it is not JSON (YAML reads it, with positions for errors)."""
+    try:
+        value = msgspec.json.decode(text)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if not isinstance(value, dict) or _depth_exceeds(value, MAX_DEPTH):
+        return None
+    whole = _WholeText(text, origin, 0)
+    line = text[: len(text) - len(text.lstrip())].count("\n") + 1
+    items = None
+    if _is_list(value):  # each entry's line is needed at once: where the exact reader finds it
+        try:
+            regions = next(read_documents(text, origin, item_regions=True)).items or []
+        except (InputError, StopIteration):
+            regions = []
+        if len(regions) == len(value["items"]):
+            items = [(r.line, _region_locator(text, origin, r.start, r.end, r.line, r.column)) for r in regions]
+    return _Document(value, line, locate=whole.lines, items=items)
+
+
+def _fast_document(text: str, origin: str, doc: yaml_fast.FastDocument) -> _Document:
+    locate = _region_locator(text, origin, doc.start, doc.end, doc.first_line, 0)
+    items = None
+    if _is_list(doc.value):
+        regions = yaml_fast.list_items(text, doc, len(doc.value["items"]))
+        if regions is None:  # an unusual layout: the exact reader finds where each entry is
+            regions = [(r.start, r.end, r.line, r.column) for r in
+                       next(read_documents(text[doc.start:doc.end], origin, first_line=doc.first_line,
+                                           item_regions=True)).items or []]
+            regions = [(doc.start + start, doc.start + end, line, column) for start, end, line, column in regions]
+        if len(regions) == len(doc.value["items"]):
+            items = [(line, _region_locator(text, origin, start, end, line, column))
+                     for start, end, line, column in regions]
+    return _Document(doc.value, doc.line, locate=locate, items=items)
+
+
+def _region_locator(text: str, origin: str, start: int, end: int, line: int,
+                    column: int) -> Callable[[], dict[FieldPath, int]]:
+    """Reads one object's own text again, with positions, when a field's line is first asked for."""
+
+    def locate() -> dict[FieldPath, int]:
+        try:
+            region = " " * column + text[start:end]
+            found = next(read_documents(region, origin, positions=True, first_line=line), None)
+        except InputError:
+            return {}
+        return found.lines if found is not None else {}
+
+    return locate
+
+
+class _WholeText:
+    """The lines of one document of a large text, read once for all its objects when first needed."""
+
+    def __init__(self, text: str, origin: str, index: int) -> None:
+        self.text, self.origin, self.index = text, origin, index
+        self.found: dict[FieldPath, int] | None = None
+
+    def lines(self) -> dict[FieldPath, int]:
+        if self.found is None:
+            self.found = {}
+            try:
+                for index, doc in enumerate(read_documents(self.text, self.origin, positions=True)):
+                    if index == self.index:
+                        self.found = doc.lines
+                        break
+            except InputError:
+                pass
+            self.text = ""
+        return self.found
+
+
+def _is_list(value: Any) -> bool:
+    kind = value.get("kind") if isinstance(value, dict) else None
+    return isinstance(kind, str) and kind.endswith("List") and isinstance(value.get("items"), list)
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether containers nest deeper than ``limit`` (without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def _expand(path: str, recursive: bool) -> Iterator[str]:
@@ -129,116 +279,49 @@ def _read(file: str) -> str:
         return sys.stdin.read()
     try:
         return Path(file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"{file}: cannot read: {error}") from error
+    except UnicodeDecodeError as error:
+        raise InputError(f"{file}: cannot read: byte {error.start} is not UTF-8 ({error.reason}); Kubernetes "
+                         "manifests are UTF-8 text (is it a binary file?)") from error
+    except OSError as error:
+        raise InputError(f"{file}: cannot read: {error.strerror or error}") from error
 
 
-def _documents(text: str, origin: str) -> Iterator[tuple[Any, dict[FieldPath, int], int]]:
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")):
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            pass  # YAML is a superset of JSON; the YAML parser gives a better position on errors.
-        else:
-            if not isinstance(value, list):
-                json_lines = _json_lines(text)
-                yield value, json_lines, json_lines.get((), 1)
-                return
-    try:
-        for node in yaml.compose_all(text, Loader=_KubeYamlLoader):
-            if node is None:
-                continue
-            lines: dict[FieldPath, int] = {}
-            yield _construct(node, (), lines), lines, node.start_mark.line + 1
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise InputError(f"{origin}{where}: not valid YAML: {problem}") from error
-
-
-def _json_lines(text: str) -> dict[FieldPath, int]:
-    """The line of every field of a JSON document (read through the YAML parser, which keeps positions)."""
-    lines: dict[FieldPath, int] = {}
-
-    def walk(node: yaml.Node, path: FieldPath) -> None:
-        lines[path] = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            for key_node, value_node in node.value:
-                walk(value_node, (*path, str(key_node.value)))
-                lines[(*path, str(key_node.value))] = key_node.start_mark.line + 1
-        elif isinstance(node, yaml.SequenceNode):
-            for index, item in enumerate(node.value):
-                walk(item, (*path, index))
-
-    try:
-        root = yaml.compose(text, Loader=_KubeYamlLoader)
-    except yaml.YAMLError:
-        return lines  # valid JSON that YAML 1.1 does not read (rare escapes): no positions, still loaded
-    if root is not None:
-        walk(root, ())
-    return lines
-
-
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: 5x faster
-
-
-class _KubeYamlLoader(_BaseLoader):  # type: ignore[valid-type, misc]
-    """YAML 1.1 as kubectl reads it: an unquoted timestamp stays a string (the API has no date type)."""
-
-
-_KubeYamlLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_SCALAR_LOADER = _KubeYamlLoader("")
-
-
-def _construct(node: yaml.Node, path: FieldPath, lines: dict[FieldPath, int]) -> Any:
-    lines[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        result: dict[Any, Any] = {}
-        _reject_duplicate_keys(node)
-        _SCALAR_LOADER.flatten_mapping(node)
-        for key_node, value_node in node.value:
-            key = _construct(key_node, (), {})
-            key_path = (*path, str(key))
-            result[key] = _construct(value_node, key_path, lines)
-            lines[key_path] = key_node.start_mark.line + 1  # a field is where its key is written
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        return [_construct(item, (*path, index), lines) for index, item in enumerate(node.value)]
-    return _SCALAR_LOADER.construct_object(node, deep=True)
-
-
-def _reject_duplicate_keys(node: yaml.MappingNode) -> None:
-    """kubectl refuses a key written twice in one mapping; PyYAML would silently keep the last one."""
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge":
-            continue
-        key = _construct(key_node, (), {})
-        if not isinstance(key, str | int | float | bool):
-            continue
-        if key in seen:
-            raise yaml.MarkedYAMLError(problem=f"key {key!r} already set in this mapping",
-                                       problem_mark=key_node.start_mark)
-        seen.add(key)
-
-
-def _unwrap(
-    value: Any, lines: dict[FieldPath, int], source: SourceLocation, prefix: FieldPath
-) -> Iterator[LoadedObject]:
+def _unwrap(document: _Document, source: SourceLocation) -> Iterator[LoadedObject]:
+    value = document.value
     if not isinstance(value, dict):
-        raise InputError(f"{source}: expected a Kubernetes object (a mapping), found {type(value).__name__}")
-    kind = value.get("kind")
-    if isinstance(kind, str) and kind.endswith("List") and isinstance(value.get("items"), list):
-        for index, item in enumerate(value["items"]):
-            item_prefix = (*prefix, "items", index)
-            size = len(item_prefix)
-            item_lines = {path[size:]: line for path, line in lines.items() if path[:size] == item_prefix}
-            line = lines.get(item_prefix, source.line)
-            yield from _unwrap(item, item_lines, SourceLocation(source.path, source.document, line), ())
+        raise InputError(f"{source}: expected a Kubernetes object (a mapping), found {_kind_of(value)}")
+    if not _is_list(value):
+        yield LoadedObject(value, source, document.lines, document.locate)
         return
-    yield LoadedObject(value, source, lines)
+    items = value["items"]
+    if document.items is not None:
+        for item, (line, locate) in zip(items, document.items, strict=True):
+            yield from _unwrap(_Document(item, line, locate=locate), SourceLocation(source.path, source.document, line))
+        return
+    per_item = _split_item_lines(document.lines, len(items))
+    for index, item in enumerate(items):
+        lines = per_item[index]
+        line = lines.get((), source.line)
+        yield from _unwrap(_Document(item, line, lines, document.locate and _item_of(document.locate, index)),
+                           SourceLocation(source.path, source.document, line))
+
+
+def _split_item_lines(lines: dict[FieldPath, int], count: int) -> list[dict[FieldPath, int]]:
+    """The lines of each ``items`` entry, relative to it, in one pass over the document's lines."""
+    per_item: list[dict[FieldPath, int]] = [{} for _ in range(count)]
+    for path, line in lines.items():
+        if len(path) >= 2 and path[0] == "items" and isinstance(path[1], int) and path[1] < count:
+            per_item[path[1]][path[2:]] = line
+    return per_item
+
+
+def _item_of(locate: Callable[[], dict[FieldPath, int]], index: int) -> Callable[[], dict[FieldPath, int]]:
+    def item_lines() -> dict[FieldPath, int]:
+        return {path[2:]: line for path, line in locate().items() if path[:2] == ("items", index)}
+
+    return item_lines
+
+
+def _kind_of(value: Any) -> str:
+    return {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}.get(
+        type(value), type(value).__name__)

@@ -7,6 +7,7 @@ user; the rules are those of apimachinery's ``util/validation`` and the resource
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable
 
@@ -75,6 +76,15 @@ def c_identifier(value: str) -> list[str]:
 
 def resource_qualified_name(value: str) -> list[str]:
     """An attribute or capacity name: ``id`` or ``domain/id`` (domain like a driver name)."""
+    return list(_resource_qualified_name(value))  # a copy: callers may extend it
+
+
+@functools.lru_cache(maxsize=4096)  # 100,000 devices repeat the same few names
+def _resource_qualified_name(value: str) -> tuple[str, ...]:
+    return tuple(_check_resource_qualified_name(value))
+
+
+def _check_resource_qualified_name(value: str) -> list[str]:
     parts = value.split("/")
     if len(parts) > 2:
         return ["must be `id` or `domain/id` with at most one '/'"]

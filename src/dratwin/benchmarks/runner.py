@@ -29,6 +29,7 @@ BENCHMARK_MODULES: dict[str, str] = {
     "scheduler": "dratwin.benchmarks.scheduler_bench",
     "provisioner": "dratwin.benchmarks.provisioner_bench",
     "schema": "dratwin.benchmarks.schema_bench",
+    "load": "dratwin.benchmarks.load_bench",
 }
 
 DEFAULT_REPEATS = 7

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 
 from dratwin.allocator import Features
@@ -68,7 +69,9 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
 def run_schedule(args: argparse.Namespace) -> tuple[ScheduleReport, SelectorCompiler]:
     features = Features.from_gates(args.feature_gates)
     compiler = SelectorCompiler(list_type_attributes=features.list_type_attributes)
-    loaded = load_cluster(load_inputs(args.paths, args.recursive, "schedule"), features, random.Random(args.seed))
+    objects = load_inputs(args.paths, args.recursive, "schedule")
+    gc.freeze()  # the objects live until the end: the collector need not walk them again
+    loaded = load_cluster(objects, features, random.Random(args.seed))
     options = Options(args.seed, ScoringStrategy(args.scoring), args.percentage_of_nodes_to_score)
     return schedule(loaded, options, compiler), compiler
 

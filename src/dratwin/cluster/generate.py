@@ -51,7 +51,7 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -602,12 +602,48 @@ def _check_options(options: GenerateOptions) -> str:
     return regions.pop()
 
 
-def generate(options: GenerateOptions, catalog: Catalog | None = None) -> GeneratedCluster:
-    """The Nodes and ResourceSlices of ``options``; GenerateError / UnknownInstanceTypeError for bad options."""
+@dataclass
+class GeneratedStream:
+    """The objects of ``options`` made one at a time (Nodes, then ResourceSlices), so that a cluster of
+    10,000 nodes is written out in the memory of one node; ``warnings`` are known before the first object."""
+
+    options: GenerateOptions
+    region: str
+    plans: list[_TypePlan]
+    warnings: list[str]
+
+    def _nodes(self) -> Iterator[tuple[_TypePlan, str, str, str]]:
+        index = 0
+        for plan, group in zip(self.plans, self.options.groups, strict=True):
+            for _ in range(group.count):
+                zone = self.options.zones[index % len(self.options.zones)]
+                name, ip = _node_name(index, self.region, self.options.name_prefix)
+                index += 1
+                yield plan, name, ip, zone
+
+    def nodes(self) -> Iterator[dict[str, Any]]:
+        for plan, name, ip, zone in self._nodes():
+            yield _node(plan, self.options, name, ip, zone, self.region)
+
+    def slices(self) -> Iterator[dict[str, Any]]:
+        for plan, name, _, _ in self._nodes():
+            if plan.gpu_dra and plan.gpus:
+                yield _slice(name, GPU_DRIVER, _gpu_devices(plan, name))
+            if plan.efa_dra and plan.efas:
+                yield _slice(name, EFA_DRIVER, _efa_devices(plan))
+
+    def objects(self) -> Iterator[dict[str, Any]]:
+        """Nodes first, then ResourceSlices, as ``kubectl get nodes,resourceslices`` lists them."""
+        yield from self.nodes()
+        yield from self.slices()
+
+
+def generate_stream(options: GenerateOptions, catalog: Catalog | None = None) -> GeneratedStream:
+    """Plan ``options`` (GenerateError / UnknownInstanceTypeError for bad ones) and make objects on demand."""
     catalog = catalog or load_catalog()
     region = _check_options(options)
-    result = GeneratedCluster()
-    planner = _Planner(options, result.warnings)
+    warnings: list[str] = []
+    planner = _Planner(options, warnings)
     plans: dict[str, _TypePlan] = {}
     for group in options.groups:
         it = catalog.get(group.instance_type)
@@ -618,19 +654,14 @@ def generate(options: GenerateOptions, catalog: Catalog | None = None) -> Genera
             f"--mig: none of {', '.join(plans)} has a MIG-capable GPU with a profile table "
             "(A100 on p4d/p4de, H100 on p5, H200 on p5e/p5en, B200 on p6-b200)"
         )
-    index = 0
-    for group in options.groups:
-        plan = plans[catalog.get(group.instance_type).name]
-        for _ in range(group.count):
-            zone = options.zones[index % len(options.zones)]
-            name, ip = _node_name(index, region, options.name_prefix)
-            index += 1
-            result.nodes.append(_node(plan, options, name, ip, zone, region))
-            if plan.gpu_dra and plan.gpus:
-                result.slices.append(_slice(name, GPU_DRIVER, _gpu_devices(plan, name)))
-            if plan.efa_dra and plan.efas:
-                result.slices.append(_slice(name, EFA_DRIVER, _efa_devices(plan)))
-    return result
+    per_group = [plans[catalog.get(group.instance_type).name] for group in options.groups]
+    return GeneratedStream(options, region, per_group, warnings)
+
+
+def generate(options: GenerateOptions, catalog: Catalog | None = None) -> GeneratedCluster:
+    """The Nodes and ResourceSlices of ``options``; GenerateError / UnknownInstanceTypeError for bad options."""
+    stream = generate_stream(options, catalog)
+    return GeneratedCluster(list(stream.nodes()), list(stream.slices()), stream.warnings)
 
 
 def generate_groups(groups: Iterable[NodeGroup], **options: Any) -> GeneratedCluster:
