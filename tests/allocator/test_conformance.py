@@ -52,19 +52,10 @@ def _runner() -> types.ModuleType:
 RUNNER = _runner()
 
 
-def _allocate(case: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+def _allocate(path: Path, case: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     objects = tmp_path / "objects.yaml"
     objects.write_text(yaml.safe_dump_all(case["objects"], sort_keys=False))
-    enabled = set(case.get("features") or [])
-    gates = [
-        f"{gate}={'true' if feature in enabled else 'false'}"
-        for feature, names in RUNNER.GATES.items()
-        for gate in names
-    ]
-    argv = ["allocate", "-f", str(objects), "--node", case["node"]]
-    for claim in case.get("allocate") or []:
-        argv += ["--claim", f"default/{claim}"]
-    argv += ["--feature-gates", ",".join(gates), "--skip-validation", "-o", "json"]
+    argv = RUNNER.allocate_arguments(path, case, str(objects))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         main(argv)
@@ -80,7 +71,7 @@ def test_the_suite_is_there() -> None:
 @pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_conformance_case(path: Path, tmp_path: Path) -> None:
     case = yaml.safe_load(path.read_text())
-    output = _allocate(case, tmp_path)
+    output = _allocate(path, case, tmp_path)
     expect = case["expect"]
     assert output.get("result") == expect["result"], output.get("error")
     if expect["result"] != "allocated":
