@@ -7,9 +7,10 @@ v0.36.2 on the same objects): a change in how dratwin searches shows up here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
-from tests.builders import node
+from tests.builders import claim, device_class, node
 from tests.builders.allocator import (
     efa_claims,
     efa_classes,
@@ -21,6 +22,8 @@ from tests.builders.allocator import (
 
 from dratwin.allocator import UNLIMITED, AllocationTimeout, Allocator, EffortBudget, Features, NodeAllocationError
 from dratwin.allocator.effort import CHECK_EVERY
+from dratwin.api.codec import decode_as
+from dratwin.api.loader import load_paths
 from dratwin.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 
 
@@ -86,3 +89,45 @@ def test_a_search_within_the_budget_is_not_cut() -> None:
 def test_the_default_budget_is_kube_schedulers_filter_timeout() -> None:
     assert Allocator(Features(), [], []).budget == EffortBudget(10.0)
     assert UNLIMITED.unlimited and not EffortBudget().unlimited
+
+
+# ---- the reproducers at full size (the cases) --------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def p5_example() -> tuple[list[DeviceClass], list[ResourceSlice]]:
+    objects = load_paths([str(REPO / "examples" / "deviceclasses.yaml"), str(REPO / "examples" / "p5-slices.yaml")])
+    classes = [decode_as(o.raw, DeviceClass, o.ref) for o in objects if o.kind == "DeviceClass"]
+    slices = [decode_as(o.raw, ResourceSlice, o.ref) for o in objects if o.kind == "ResourceSlice"]
+    return [*classes, device_class("nothing", "device.driver == 'none'")], slices
+
+
+def efas_and_nothing(nomatch_first: bool) -> list[ResourceClaim]:
+    efas = claim("efas", "ml")
+    for index, size in enumerate((1, 1, 2)):
+        efas.request(f"r{index}", "efa.networking.k8s.aws", size, mode="ExactCount")
+    nomatch = claim("nomatch", "ml").request("x", "nothing", 1, mode="ExactCount").build()
+    return [nomatch, efas.build()] if nomatch_first else [efas.build(), nomatch]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("nomatch_first", "steps"), [(False, 1_326_369), (True, 1)], ids=["efas-first", "nomatch-first"]
+)
+def test_p5_efas_with_a_claim_that_matches_nothing(nomatch_first: bool, steps: int) -> None:
+    # One p5.48xlarge, 1+1+2 EFAs in three requests and a claim whose class matches no device, allocated
+    # together: upstream's allocator makes exactly these steps (about 2.5 s of its search in the order
+    # the claims are written, one step the other way round); far below the filter timeout.
+    classes, slices = p5_example()
+    outcome = Allocator(Features(), classes, slices).allocate(node("p5-node-1"), efas_and_nothing(nomatch_first))
+    assert (outcome.results, outcome.steps) == (None, steps)
+
+
+@pytest.mark.slow
+def test_five_claims_of_three_partitions_stop_at_the_default_filter_timeout() -> None:
+    # Upstream searched this for minutes; within kube-scheduler's 10 s it makes about 1.2 million steps.
+    allocator = Allocator(Features(), partition_classes(), partitionable_gpus())
+    with pytest.raises(AllocationTimeout) as raised:
+        allocator.allocate(node("n1"), partition_claims(5))
+    assert raised.value.steps == 1_185_792
