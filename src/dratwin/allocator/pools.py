@@ -41,7 +41,9 @@ class Pool:
         ids = self._ids.get(slice_index)
         if ids is None:
             devices = self.device_slices[slice_index].spec.devices
-            ids = self._ids[slice_index] = [DeviceID(self.driver, self.name, d.name) for d in devices]
+            # tuple.__new__ skips the NamedTuple's Python-level constructor: this runs per node and call.
+            make, driver, pool = tuple.__new__, self.driver, self.name
+            ids = self._ids[slice_index] = [make(DeviceID, (driver, pool, d.name)) for d in devices]
         return ids
 
     @property
@@ -70,7 +72,7 @@ class SliceIndex:
         self.shared: list[ResourceSlice] = []
         self.by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
         self.pools_cache: dict[tuple[str, Features, str], list[Pool]] = {}
-        self.position = {id(s): i for i, s in enumerate(self.slices)}  # input order, for the stable variant
+        self._position: dict[int, int] | None = None
         for resource_slice in self.slices:
             spec = resource_slice.spec
             self.by_pool.setdefault((spec.driver, spec.pool.name), []).append(resource_slice)
@@ -78,6 +80,13 @@ class SliceIndex:
                 self.by_node.setdefault(spec.node_name, []).append(resource_slice)
             else:
                 self.shared.append(resource_slice)
+
+    @property
+    def position(self) -> dict[int, int]:
+        """Each slice's place in the input (by object id), for the stable variant's order."""
+        if self._position is None:
+            self._position = {id(s): i for i, s in enumerate(self.slices)}
+        return self._position
 
     def for_node(self, node_name: str) -> list[ResourceSlice]:
         return [*self.by_node.get(node_name, ()), *self.shared]

@@ -29,6 +29,7 @@ copy supports the feature at all.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from dratwin.allocator.features import Features
@@ -74,6 +75,7 @@ def enabled_features(features: Features) -> frozenset[str]:
     return frozenset(name for name, on in flags.items() if on)
 
 
+@functools.lru_cache(maxsize=64)
 def select_variant(features: Features, allowed: tuple[str, ...] = ()) -> Variant:
     """The first copy (stable, incubating, experimental) that supports every enabled feature.
 
