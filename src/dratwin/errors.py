@@ -68,4 +68,19 @@ class CelRuntimeError(CelError):
 
 
 class AllocationError(DratwinError):
-    """The allocator refuses its input, as upstream returns an error (not "cannot allocate")."""
+    """The allocator refuses its input, as upstream returns an error (not "cannot allocate").
+
+    ``subject`` names the object at fault as ``(kind, name)`` (``("ResourceClaim", "ns/name")``),
+    ``location`` where it was written (``file:line``) once a caller that knows it has added it."""
+
+    def __init__(self, message: str, *, subject: tuple[str, str] | None = None, location: str = "") -> None:
+        self.message = message
+        self.subject = subject
+        self.location = location
+        super().__init__(f"{location}: {message}" if location else message)
+
+    def locate(self, location: str) -> None:
+        """Say where the subject was written; the first location given is kept."""
+        if location and not self.location:
+            self.location = location
+            self.args = (f"{location}: {self.message}",)

@@ -928,14 +928,22 @@ CASES += [
         [one_gpu()],
         None,
     ),
-    # §4.2 item 2: capacity requests with DRAConsumableCapacity off are an error. Upstream's stable variant
-    # would not read them, but the conformance suite (case 128, all gates off) expects the error, and the
-    # suite is the contract; see the closing note of the allocator work.
+    # §4.2 item 2: capacity requests with DRAConsumableCapacity off are an error in the incubating variant,
+    # which 1.36 runs while binding conditions are on (conformance case 128)...
     Case(
         "capacity-requests-refused-when-consumable-capacity-is-off",
         [shareable()],
         [claim("c0").request("nic", "nic", capacity={"bandwidth": "10G"}).build()],
         Raises("has capacity requests, but the DRAConsumableCapacity feature is disabled"),
+        features=Features.from_gates("DRAConsumableCapacity=false"),
+    ),
+    # ... while the stable variant, picked when binding conditions are off too, does not read them: the
+    # multi-allocatable NIC is allocated whole, without a share.
+    Case(
+        "capacity-requests-ignored-by-the-stable-variant",
+        [shareable()],
+        [claim("c0").request("nic", "nic", capacity={"bandwidth": "10G"}).build()],
+        [pinned(n("nic", "nic-0"))],
         features=Features.from_gates("DRAConsumableCapacity=false,DRADeviceBindingConditions=false"),
     ),
     # §8: device.attributes / device.capacity return an empty map for ANY unknown domain (upstream

@@ -52,20 +52,11 @@ def _runner() -> types.ModuleType:
 RUNNER = _runner()
 
 
-def _allocate(case: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+def _allocate(path: Path, case: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     objects = tmp_path / "objects.json"  # JSON: in YAML, kubectl's reader types plain "y" and "n" as booleans
     listed = {"apiVersion": "v1", "kind": "List", "items": case["objects"]}
     objects.write_text(json.dumps(listed, default=str))
-    enabled = set(case.get("features") or [])
-    gates = [
-        f"{gate}={'true' if feature in enabled else 'false'}"
-        for feature, names in RUNNER.GATES.items()
-        for gate in names
-    ]
-    argv = ["allocate", "-f", str(objects), "--node", case["node"]]
-    for claim in case.get("allocate") or []:
-        argv += ["--claim", f"default/{claim}"]
-    argv += ["--feature-gates", ",".join(gates), "--skip-validation", "-o", "json"]
+    argv = RUNNER.allocate_arguments(path, case, str(objects))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         main(argv)
@@ -81,7 +72,7 @@ def test_the_suite_is_there() -> None:
 @pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_conformance_case(path: Path, tmp_path: Path) -> None:
     case = yaml.safe_load(path.read_text())
-    output = _allocate(case, tmp_path)
+    output = _allocate(path, case, tmp_path)
     expect = case["expect"]
     assert output.get("result") == expect["result"], output.get("error")
     if expect["result"] != "allocated":

@@ -390,6 +390,7 @@ def test_to_dict_shape() -> None:
                 ],
             }
         ],
+        "ignoredSlices": [],
         "notes": [],
     }
 
@@ -413,3 +414,61 @@ def _g(index: int | str, **extra: Any) -> dict[str, Any]:
 
 def _n(name: str, **extra: Any) -> dict[str, Any]:
     return {"request": "r", "driver": NIC, "pool": "n1", "device": name, **extra}
+
+
+# ---- slices whose devices the allocator does not consider -----------------------------------------
+
+IGNORED = [
+    (
+        "devices-and-counters-in-one-slice",
+        [resource_slice("s1", GPU, node_name="n1", devices=[device("gpu-0")], shared_counters={"cs": {"n": "1"}})],
+        "the node has no devices the allocator considers: slice s1 of pool gpu.example.com/n1 has both devices "
+        "and sharedCounters",
+    ),
+    (
+        "no-node-selection",
+        [resource_slice("s1", GPU, "p", devices=[device("gpu-0")])],
+        "the node has no devices the allocator considers: slice s1 of pool gpu.example.com/p sets none of "
+        "nodeName, nodeSelector, allNodes and perDeviceNodeSelection",
+    ),
+    (
+        "outdated-generation",
+        [
+            resource_slice("old", GPU, "p", node_name="n1", devices=[device("gpu-0")], generation=1, count=2),
+            resource_slice("new", GPU, "p", node_name="n2", devices=[device("gpu-1")], generation=2, count=2),
+        ],
+        "the node has no devices the allocator considers: slice old of pool gpu.example.com/p is outdated",
+    ),
+]
+
+
+@pytest.mark.parametrize(("slices", "verdict"), [c[1:] for c in IGNORED], ids=[c[0] for c in IGNORED])
+def test_a_node_whose_devices_are_all_ignored_says_which_slice_and_why(
+    slices: list[ResourceSlice], verdict: str
+) -> None:
+    e = explained(slices, [one_gpu_claim()])
+    assert e.verdict.startswith(verdict)
+    assert e.verdict.endswith("its devices are not considered")
+    assert e.ignored and e.ignored[0] in e.verdict
+
+
+def test_an_invalid_pool_names_its_slices() -> None:
+    slices = [resource_slice("s1", GPU, node_name="n1", devices=[device("gpu-0"), device("gpu-0")])]
+    e = explained(slices, [one_gpu_claim()], check_unallocatable=False)
+    assert e.ignored == [
+        "slice s1 of pool gpu.example.com/n1 is invalid: duplicate device name gpu-0; its devices are not considered"
+    ]
+    assert "  " + e.ignored[0] in e.lines()
+
+
+def test_partitionable_slices_are_ignored_while_the_feature_is_off() -> None:
+    slices = [resource_slice("s1", GPU, "p", per_device=True, devices=[device("gpu-0", node_name="n1")])]
+    e = explained(slices, [one_gpu_claim()], features=Features.from_gates("DRAPartitionableDevices=false"))
+    assert e.ignored == [
+        "slice s1 of pool gpu.example.com/p uses perDeviceNodeSelection or sharedCounters, which the allocator "
+        "ignores while DRAPartitionableDevices is off; its devices are not considered"
+    ]
+
+
+def one_gpu_claim() -> ResourceClaim:
+    return claim("c0").request("gpu", "gpu", 1).build()

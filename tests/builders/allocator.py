@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+import msgspec
+import yaml
 from tests.builders import claim, device, device_class, resource_slice
 
+from dratwin.api.core import Node
 from dratwin.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 
 GPU = "gpu.example.com"
@@ -87,3 +91,65 @@ def holder(*results: dict[str, Any], name: str = "holder") -> ResourceClaim:
 
 def one_gpu(name: str = "c0", **request: Any) -> ResourceClaim:
     return claim(name).request("gpu", "gpu", **request).build()
+
+
+# ---- search-effort reproducers (counted against upstream's own step counter) ---------------------
+
+EFA = "dra.net"
+PART = "part.example.com"
+MIG_LIKE_SIZES = (1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 3, 3, 7)  # an A100's MIG layout in 1g slices (7 per GPU)
+
+
+def efa_classes() -> list[DeviceClass]:
+    """``efa`` selects the node's EFAs; ``nothing`` selects no device at all."""
+    return [device_class("efa", f"device.driver == '{EFA}'"), device_class("nothing", "device.driver == 'none'")]
+
+
+def efa_node(count: int = 12) -> list[ResourceSlice]:
+    devices = [device(f"efa-{i}", {"rdma": True, PCIE: f"pci-{i // 4}"}) for i in range(count)]
+    return [resource_slice("n1-efa", EFA, node_name="n1", devices=devices)]
+
+
+def efa_claims(sizes: tuple[int, ...] = (1, 1, 2), nomatch_first: bool = False) -> list[ResourceClaim]:
+    """One claim with a request per size, and a claim whose class matches no device."""
+    efas = claim("efas")
+    for index, size in enumerate(sizes):
+        efas.request(f"r{index}", "efa", size, mode="ExactCount")
+    nomatch = claim("nomatch").request("x", "nothing", 1, mode="ExactCount").build()
+    return [nomatch, efas.build()] if nomatch_first else [efas.build(), nomatch]
+
+
+def partitionable_gpus(gpus: int = 2, slots: int = 7) -> list[ResourceSlice]:
+    """``gpus`` GPUs offered as MIG-like partitions that share a counter set of ``slots`` per GPU."""
+    counters = resource_slice(
+        "n1-counters",
+        PART,
+        "n1",
+        node_name="n1",
+        count=2,
+        shared_counters={f"gpu-{g}": {"slots": str(slots)} for g in range(gpus)},
+    )
+    devices = [
+        device(f"gpu-{g}-p{k}", {"size": size}, consumes_counters={f"gpu-{g}": {"slots": str(size)}})
+        for g in range(gpus)
+        for k, size in enumerate(MIG_LIKE_SIZES)
+    ]
+    return [counters, resource_slice("n1-devices", PART, "n1", node_name="n1", count=2, devices=devices)]
+
+
+def partition_classes() -> list[DeviceClass]:
+    return [device_class("part", f"device.driver == '{PART}'")]
+
+
+def partition_claims(count: int, per_claim: int = 3) -> list[ResourceClaim]:
+    return [claim(f"c{i}").request("r", "part", per_claim, mode="ExactCount").build() for i in range(count)]
+
+
+def as_manifest(objects: Iterable[Node | DeviceClass | ResourceSlice | ResourceClaim]) -> str:
+    """Built objects as the multi-document YAML a user would write (kind and apiVersion added)."""
+    documents = []
+    for obj in objects:
+        kind = type(obj).__name__
+        api_version = "v1" if isinstance(obj, Node) else "resource.k8s.io/v1"
+        documents.append({"apiVersion": api_version, "kind": kind, **msgspec.to_builtins(obj)})
+    return yaml.safe_dump_all(documents, sort_keys=False)

@@ -120,12 +120,19 @@ def test_unsatisfiable_table_says_why(objects: Path, capsys: pytest.CaptureFixtu
     assert "memory=24Gi, memory=48Gi" in out
 
 
-def test_all_unallocated_claims_are_allocated_jointly_by_default(
+def test_all_unallocated_claims_are_allocated_one_by_one_by_default(
     objects: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, _ = run(capsys, "allocate", "-f", str(objects), "--node", "gpu-1", "-o", "json")
-    assert code == 1  # "huge" fits nowhere, so neither claim is allocated: all or nothing
-    assert json.loads(out)["result"] == "unsatisfiable"
+    assert code == 1  # "huge" fits nowhere; "big" is allocated all the same, as a pod of its own would be
+    body = json.loads(out)
+    assert (body["result"], body["mode"], list(body["allocations"])) == ("unsatisfiable", "one-by-one", ["ml/big"])
+
+
+def test_together_allocates_all_unallocated_claims_jointly(objects: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "allocate", "-f", str(objects), "--node", "gpu-1", "--together", "-o", "json")
+    assert code == 1  # all or nothing
+    assert (json.loads(out)["result"], json.loads(out)["allocations"]) == ("unsatisfiable", {})
 
 
 @pytest.mark.parametrize(

@@ -220,7 +220,7 @@ def test_allocate(case: AllocateCase, tmp_path: Path, capsys: pytest.CaptureFixt
 def test_allocate_a_claim_that_requests_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _write(tmp_path, "in.yaml", NODE_AND_SLICE + "---\n" + EMPTY_CLAIM)
     assert main(["allocate", "-f", path, "--node", "n1"]) == 0
-    assert "default/nothing  -        (no devices)  any node" in capsys.readouterr().out
+    assert "default/nothing  -        (no devices requested)  any node" in capsys.readouterr().out
 
 
 def test_allocate_prints_v1beta1_claims_as_v1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

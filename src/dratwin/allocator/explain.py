@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from dratwin.allocator import capacity as cap
 from dratwin.allocator.constraints import attribute_value, lookup_attribute
+from dratwin.allocator.ignored import ignored_slices
 from dratwin.allocator.nodes import node_matches
-from dratwin.allocator.pools import Pool, gather_pools
+from dratwin.allocator.pools import Pool
 from dratwin.allocator.requests import ALL, RequestView, view_exact, view_sub
 from dratwin.allocator.search import taint_prevents
 from dratwin.allocator.state import DeviceID
 from dratwin.api.core import Node
-from dratwin.api.quantity import Quantity
 from dratwin.api.resource import Device, DeviceSelector, ResourceClaim, ResourceSlice
 from dratwin.errors import CelError
 
@@ -119,6 +119,7 @@ class Explanation:
     requests: list[RequestExplanation]
     pools: list[str]
     notes: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # slices whose devices are not considered, and why
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -126,6 +127,7 @@ class Explanation:
             "verdict": self.verdict,
             "pools": self.pools,
             "requests": [r.to_dict() for r in self.requests],
+            "ignoredSlices": self.ignored,
             "notes": self.notes,
         }
 
@@ -137,6 +139,7 @@ class Explanation:
             if request.error:
                 out.append(f"    error: {request.error}")
             out.extend(f"    {line}" for line in request.summary_lines())
+        out.extend(f"  {line}" for line in self.ignored)
         out.extend(f"  note: {note}" for note in self.notes)
         return out
 
@@ -151,7 +154,7 @@ def describe(reason: Reason, detail: str) -> str:
 
 def explain(allocator: Allocator, node: Node, claims: Sequence[ResourceClaim]) -> Explanation:
     """Diagnose why ``claims`` do not fit on ``node``. Never raises for CEL errors: they become reasons."""
-    pools = gather_pools(allocator.index, node, allocator.features)
+    pools = allocator.pools_for(node)
     requests: list[RequestExplanation] = []
     notes: list[str] = []
     for claim in claims:
@@ -164,7 +167,9 @@ def explain(allocator: Allocator, node: Node, claims: Sequence[ResourceClaim]) -
                 requests.append(_explain_request(allocator, node, pools, claim, key, view))
         notes.extend(_constraint_notes(claim, key, requests))
     pool_notes = [f"{p.pool_id}: {'incomplete' if p.incomplete else p.invalid_reason}" for p in pools if not p.usable]
-    return Explanation(node.metadata.name, _verdict(requests, claims), requests, pool_notes, notes)
+    ignored = ignored_slices(allocator.index, node, allocator.features, pools)
+    verdict = _verdict(requests, claims, ignored)
+    return Explanation(node.metadata.name, verdict, requests, pool_notes, notes, ignored)
 
 
 def _explain_request(
@@ -292,10 +297,9 @@ def referenced_values(expression: str, driver: str, device: Device) -> tuple[str
 
 def _counters_fit(allocator: Allocator, pool: Pool, device: Device) -> bool:
     available = allocator.available_counters(pool)
-    for consumption in device.consumes_counters:
-        for name, counter in consumption.counters.items():
-            if Quantity.parse(counter.value).value > available.get(consumption.counter_set, {}).get(name, 0):
-                return False
+    for set_name, name, amount in allocator.consumption(device):
+        if amount > available.get(set_name, {}).get(name, 0):
+            return False
     return True
 
 
@@ -315,7 +319,7 @@ def _constraint_notes(claim: ResourceClaim, key: str, requests: list[RequestExpl
     return notes
 
 
-def _verdict(requests: list[RequestExplanation], claims: Sequence[ResourceClaim]) -> str:
+def _verdict(requests: list[RequestExplanation], claims: Sequence[ResourceClaim], ignored: list[str]) -> str:
     missing_class = [r for r in requests if r.error]
     if missing_class:
         return missing_class[0].error
@@ -325,6 +329,8 @@ def _verdict(requests: list[RequestExplanation], claims: Sequence[ResourceClaim]
         by_request[(request.claim, request.request.split("/")[0])].append(request)
     short = [views[-1] for views in by_request.values() if all(v.short for v in views)]
     if short and short[0].considered == 0:
+        if ignored:
+            return f"the node has no devices the allocator considers: {ignored[0]}"
         return "the node has no devices: no ResourceSlice publishes any for it"
     if short:
         first = short[0]

@@ -55,11 +55,9 @@ class Features:
     @property
     def variant(self) -> str:
         """Which of upstream's three allocator copies 1.36 would run with these features."""
-        if self.list_type_attributes:
-            return "experimental"
-        if self.consumable_capacity or self.binding_conditions:
-            return "incubating"
-        return "stable"
+        from dratwin.allocator.variants import select_variant  # variants reads Features itself
+
+        return select_variant(self).name
 
     @classmethod
     def from_gates(cls, spec: str | None) -> Features:

@@ -3,7 +3,7 @@
 A pool is (driver, pool name). Per node: keep the relevant slices of the newest generation, decide
 whether the pool is complete (all ``resourceSliceCount`` slices present), obsolete (a newer
 generation exists elsewhere: ignored), or invalid (duplicate device names, bad counter references),
-and order pools and slices deterministically.
+and order pools and slices the way the chosen allocator variant visits them.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from dratwin.allocator.features import Features
 from dratwin.allocator.nodes import node_matches
+from dratwin.allocator.state import DeviceID
+from dratwin.allocator.variants import Variant, select_variant
 from dratwin.api.core import Node
 from dratwin.api.resource import CounterSet, ResourceSlice
 from dratwin.errors import AllocationError
@@ -32,6 +34,17 @@ class Pool:
     incomplete: bool = False
     invalid_reason: str = ""
     has_binding_conditions: bool = False
+    _ids: dict[int, list[DeviceID]] = field(default_factory=dict, repr=False)
+
+    def device_ids(self, slice_index: int) -> list[DeviceID]:
+        """The IDs of the devices of ``device_slices[slice_index]``, built once."""
+        ids = self._ids.get(slice_index)
+        if ids is None:
+            devices = self.device_slices[slice_index].spec.devices
+            # tuple.__new__ skips the NamedTuple's Python-level constructor: this runs per node and call.
+            make, driver, pool = tuple.__new__, self.driver, self.name
+            ids = self._ids[slice_index] = [make(DeviceID, (driver, pool, d.name)) for d in devices]
+        return ids
 
     @property
     def pool_id(self) -> str:
@@ -58,7 +71,8 @@ class SliceIndex:
         self.by_node: dict[str, list[ResourceSlice]] = {}
         self.shared: list[ResourceSlice] = []
         self.by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
-        self.pools_cache: dict[tuple[str, Features], list[Pool]] = {}
+        self.pools_cache: dict[tuple[str, Features, str], list[Pool]] = {}
+        self._position: dict[int, int] | None = None
         for resource_slice in self.slices:
             spec = resource_slice.spec
             self.by_pool.setdefault((spec.driver, spec.pool.name), []).append(resource_slice)
@@ -67,21 +81,31 @@ class SliceIndex:
             else:
                 self.shared.append(resource_slice)
 
+    @property
+    def position(self) -> dict[int, int]:
+        """Each slice's place in the input (by object id), for the stable variant's order."""
+        if self._position is None:
+            self._position = {id(s): i for i, s in enumerate(self.slices)}
+        return self._position
+
     def for_node(self, node_name: str) -> list[ResourceSlice]:
         return [*self.by_node.get(node_name, ()), *self.shared]
 
 
-def gather_pools(index: SliceIndex | Sequence[ResourceSlice], node: Node, features: Features) -> list[Pool]:
+def gather_pools(
+    index: SliceIndex | Sequence[ResourceSlice], node: Node, features: Features, variant: Variant | None = None
+) -> list[Pool]:
     """The pools that provide devices for ``node``, in the order the allocator searches them."""
     if not isinstance(index, SliceIndex):
         index = SliceIndex(index)
-    key = (node.metadata.name, features)
+    variant = variant or select_variant(features)
+    key = (node.metadata.name, features, variant.name)
     cached = index.pools_cache.get(key)
     if cached is not None:
         return cached  # the slices of an index never change, and a node's pools depend on nothing else
     pools: dict[tuple[str, str], Pool] = {}
     for resource_slice in index.for_node(node.metadata.name):
-        if _is_relevant(resource_slice, node, features):
+        if is_relevant(resource_slice, node, features):
             _add_slice(pools, resource_slice)
     result = []
     for pool in pools.values():
@@ -89,7 +113,7 @@ def gather_pools(index: SliceIndex | Sequence[ResourceSlice], node: Node, featur
             if not pool.incomplete:
                 _check_validity(pool, features)  # Only complete pools are judged, like upstream.
             result.append(pool)
-    index.pools_cache[key] = sort_pools(result)
+    index.pools_cache[key] = sort_pools(result) if variant.sorted_pools else input_order(result, index)
     return index.pools_cache[key]
 
 
@@ -100,7 +124,18 @@ def sort_pools(pools: list[Pool]) -> list[Pool]:
     return sorted(pools, key=lambda p: (p.has_binding_conditions, p.driver.encode(), p.name.encode()))
 
 
-def _is_relevant(resource_slice: ResourceSlice, node: Node, features: Features) -> bool:
+def input_order(pools: list[Pool], index: SliceIndex) -> list[Pool]:
+    """Slices as the input lists them, pools by their first slice in the input.
+
+    Upstream's stable variant keeps the slices of a pool in input order but visits the pools in Go
+    map order, which differs from call to call; input order is one of those orders, and the one
+    the results of the stable variant are reported for (see :mod:`dratwin.allocator.order`)."""
+    for pool in pools:
+        pool.device_slices.sort(key=lambda s: index.position[id(s)])
+    return sorted(pools, key=lambda p: min(index.position[id(s)] for s in p.slices))
+
+
+def is_relevant(resource_slice: ResourceSlice, node: Node, features: Features) -> bool:
     spec = resource_slice.spec
     if not features.partitionable_devices and (spec.per_device_node_selection is not None or spec.shared_counters):
         return False

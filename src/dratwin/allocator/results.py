@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dratwin.allocator.features import Features
 from dratwin.allocator.search import ClaimPlan, DeviceResult
+from dratwin.allocator.variants import Variant, select_variant
 from dratwin.api.core import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from dratwin.api.quantity import Quantity
 from dratwin.api.resource import (
@@ -15,13 +16,16 @@ from dratwin.api.resource import (
 from dratwin.errors import AllocationError
 
 
-def build_result(plan: ClaimPlan, node_name: str, features: Features) -> AllocationResult:
+def build_result(
+    plan: ClaimPlan, node_name: str, features: Features, variant: Variant | None = None
+) -> AllocationResult:
+    variant = variant or select_variant(features)
     return AllocationResult(
         devices=DeviceAllocationResult(
             results=[_device_result(r, features) for r in plan.results],
             config=_configs(plan),
         ),
-        node_selector=_node_selector(plan, node_name),
+        node_selector=_node_selector(plan, node_name, variant.binds_to_node),
     )
 
 
@@ -90,8 +94,9 @@ def _config_names(names: list[str], plan: ClaimPlan, index: int) -> bool:
     return f"{request.name}/{chosen.name}" in names
 
 
-def _node_selector(plan: ClaimPlan, node_name: str) -> NodeSelector | None:
-    """Local devices pin the claim to the node; otherwise the slices' selectors are ANDed in one term."""
+def _node_selector(plan: ClaimPlan, node_name: str, binds_to_node: bool) -> NodeSelector | None:
+    """Local devices pin the claim to the node; otherwise the slices' selectors are ANDed in one term.
+    ``binds_to_node``: a device's bindsToNode pins it too (not in the stable variant)."""
     merged = NodeSelectorTerm()
     for result in plan.results:
         device, spec = result.candidate.device, result.candidate.slice.spec
@@ -99,7 +104,7 @@ def _node_selector(plan: ClaimPlan, node_name: str) -> NodeSelector | None:
             name, selector = device.node_name, device.node_selector
         else:
             name, selector = spec.node_name, spec.node_selector
-        if name or device.binds_to_node:
+        if name or (binds_to_node and device.binds_to_node):
             return NodeSelector(
                 node_selector_terms=[
                     NodeSelectorTerm(
@@ -112,7 +117,8 @@ def _node_selector(plan: ClaimPlan, node_name: str) -> NodeSelector | None:
         if len(selector.node_selector_terms) > 1:
             raise AllocationError(
                 f"create NodeSelector for claim {plan.claim.metadata.name}: unsupported ResourceSlice.NodeSelector "
-                f"with {len(selector.node_selector_terms)} terms"
+                f"with {len(selector.node_selector_terms)} terms",
+                subject=("ResourceSlice", result.candidate.slice.metadata.name),
             )
         term = selector.node_selector_terms[0]
         _merge(term.match_fields, merged.match_fields)

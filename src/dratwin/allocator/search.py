@@ -1,10 +1,15 @@
-"""The backtracking search of the 1.36 default allocator, with per-call scratch state.
+"""The backtracking search of the 1.36 allocator, with per-call scratch state.
 
 Depth-first over claims -> requests -> (subrequests) -> devices; the first full solution wins.
-Inside one request the next device is only searched after the previous one (combinations, not
-permutations). Every tentative choice returns its undo, and a failed branch undoes exactly what it
-did, except where upstream deliberately does not (counter consumption of a candidate that fails a
-later check is kept for the rest of the call; see ``_take``).
+Where the variant searches combinations (incubating, experimental), the next device of a request is
+only searched after the previous one; the stable variant starts from the first device each time.
+Every tentative choice returns its undo, and a failed branch undoes exactly what it did, except
+where upstream deliberately does not (counter consumption of a candidate that fails a later check is
+kept for the rest of the call; see ``_take``).
+
+``steps`` counts what upstream's ``numAllocateOneInvocations`` counts (one per ``_next``), so the two
+searches can be compared step for step; with ``visits`` and ``counter_checks`` it is what the effort
+budget (:mod:`dratwin.allocator.effort`) charges.
 """
 
 from __future__ import annotations
@@ -17,12 +22,14 @@ from typing import TYPE_CHECKING
 
 from dratwin.allocator import capacity as cap
 from dratwin.allocator.constraints import Constraint
+from dratwin.allocator.effort import CHECK_EVERY, EffortBudget, upstream_ns
+from dratwin.allocator.errors import AllocationTimeout
 from dratwin.allocator.nodes import node_matches
 from dratwin.allocator.pools import Pool
 from dratwin.allocator.requests import ALL, RequestView
 from dratwin.allocator.state import DeviceID
+from dratwin.allocator.variants import Variant
 from dratwin.api.core import Node
-from dratwin.api.quantity import Quantity
 from dratwin.api.resource import Device, DeviceToleration, ResourceClaim, ResourceSlice
 from dratwin.errors import AllocationError
 
@@ -71,18 +78,33 @@ class ClaimPlan:
 class Search:
     """Scratch state of one ``Allocator.allocate`` call; discarded when it returns."""
 
-    def __init__(self, allocator: Allocator, node: Node, pools: list[Pool], plans: list[ClaimPlan]) -> None:
+    def __init__(
+        self,
+        allocator: Allocator,
+        node: Node,
+        pools: list[Pool],
+        plans: list[ClaimPlan],
+        budget: EffortBudget | None = None,
+    ) -> None:
         self.allocator = allocator
         self.features = allocator.features
+        self.variant: Variant = allocator.variant
         self.state = allocator.state
         self.node = node
         self.pools = pools
         self.plans = plans
+        self.budget = budget
+        self.next_look = CHECK_EVERY if budget is not None else -1
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
-        self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
-        self.matches: dict[tuple[DeviceID, int, int, int], bool] = {}
+        # Keyed by pool name alone, as upstream keys them (two drivers' pools of one name share them).
+        self.consumed_counters: dict[str, dict[str, dict[str, int | Fraction]]] = {}
+        self.counter_users: dict[str, str] = {}  # pool name -> the first driver whose device consumed there
+        self.matches: dict[tuple[int, int, int], dict[DeviceID, bool]] = {}
+        self.warnings: list[str] = []
         self.steps = 0
+        self.visits = 0  # devices looked at by the search loops
+        self.counter_checks = 0  # counters upstream compares while taking devices that consume counters
 
     # ---- entry ---------------------------------------------------------------------------------
 
@@ -92,10 +114,27 @@ class Search:
         except MaxSizeExceeded:
             return False
 
+    def _look_at_budget(self) -> None:
+        assert self.budget is not None
+        if upstream_ns(self.steps, self.visits, self.counter_checks) > self.budget.nanoseconds:
+            raise AllocationTimeout(self.budget, self.steps)
+        self.next_look += CHECK_EVERY
+
+    @property
+    def upstream_seconds(self) -> float:
+        """How long upstream's search would have taken for the work done so far (an estimate)."""
+        return upstream_ns(self.steps, self.visits, self.counter_checks) / 1e9
+
+    def warn(self, text: str) -> None:
+        if text not in self.warnings:
+            self.warnings.append(text)
+
     # ---- recursion -----------------------------------------------------------------------------
 
     def _next(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: tuple[int, int, int] | None) -> bool:
         self.steps += 1
+        if self.steps == self.next_look:
+            self._look_at_budget()
         if ci >= len(self.plans):
             return True
         plan = self.plans[ci]
@@ -153,6 +192,11 @@ class Search:
         self, ci: int, ri: int, si: int, di: int, in_sub: bool, request: RequestView, start: tuple[int, int, int] | None
     ) -> bool:
         start_pool, start_slice, start_device = start or (0, 0, 0)
+        exclusive, allocating = self.state.exclusive, self.allocating
+        admin = request.admin_access
+        known = self.matches.setdefault((ci, ri, si), {})
+        check_capacity = self.features.consumable_capacity
+        combinations = self.variant.combinations
         for pi in range(start_pool, len(self.pools)):
             pool = self.pools[pi]
             if not pool.usable:
@@ -161,21 +205,32 @@ class Search:
             for sli in range(first_slice, len(pool.device_slices)):
                 resource_slice = pool.device_slices[sli]
                 devices = resource_slice.spec.devices
+                ids = pool.device_ids(sli)
                 first_device = start_device if (pi == start_pool and sli == start_slice) else 0
+                self.visits += len(devices) - first_device
                 for dvi in range(first_device, len(devices)):
-                    device_id = DeviceID(pool.driver, pool.name, devices[dvi].name)
-                    if self._blocked(device_id, ci, request):
+                    device_id = ids[dvi]
+                    # Checking for "in use" is cheap and comes first, as upstream does.
+                    if admin:
+                        if ci in allocating.get(device_id, ()):
+                            continue
+                    elif device_id in exclusive or allocating.get(device_id):
                         continue
-                    if not self.is_selectable(ci, ri, si, request, resource_slice, devices[dvi], device_id):
+                    selectable = known.get(device_id)
+                    if selectable is None:
+                        selectable = self._selectable(ci, request, resource_slice, devices[dvi], device_id)
+                        known[device_id] = selectable
+                    if not selectable:
                         continue
-                    if self.features.consumable_capacity and not self._capacity_fits(request, devices[dvi], device_id):
+                    if check_capacity and not self._capacity_fits(request, devices[dvi], device_id):
                         continue
                     candidate = Candidate(device_id, devices[dvi], resource_slice, pool, (pi, sli, dvi))
                     undo = self._take(ci, request, candidate, must=False)
                     if undo is None:
                         continue
+                    following = (pi, sli, dvi + 1) if combinations else None
                     try:
-                        done = self._next(ci, ri, si, di + 1, in_sub, (pi, sli, dvi + 1))
+                        done = self._next(ci, ri, si, di + 1, in_sub, following)
                     except BaseException:
                         undo()
                         raise
@@ -185,11 +240,6 @@ class Search:
         return False
 
     # ---- checks --------------------------------------------------------------------------------
-
-    def _blocked(self, device_id: DeviceID, ci: int, request: RequestView) -> bool:
-        if request.admin_access:
-            return ci in self.allocating.get(device_id, ())
-        return self.in_use(device_id)
 
     def in_use(self, device_id: DeviceID) -> bool:
         return device_id in self.state.exclusive or bool(self.allocating.get(device_id))
@@ -204,18 +254,24 @@ class Search:
         device: Device,
         device_id: DeviceID,
     ) -> bool:
-        """Class and request selectors, binding-condition support and per-device node selection."""
+        """Class and request selectors, binding-condition support and per-device node selection,
+        remembered per device and (sub)request for the rest of the call."""
+        known = self.matches.setdefault((ci, ri, si), {})
+        result = known.get(device_id)
+        if result is None:
+            result = self._selectable(ci, request, resource_slice, device, device_id)
+            known[device_id] = result
+        return result
+
+    def _selectable(
+        self, ci: int, request: RequestView, resource_slice: ResourceSlice, device: Device, device_id: DeviceID
+    ) -> bool:
         if device.binding_conditions and not self.features.binding_conditions:
             return False
-        key = (device_id, ci, ri, si)
-        known = self.matches.get(key)
-        if known is not None:
-            return known
         claim = self.plans[ci].claim
         result = self.allocator.selectors_match(request, claim, resource_slice, device, device_id)
         if result and resource_slice.spec.per_device_node_selection:
             result = node_matches(self.node, device.node_name, device.all_nodes, device.node_selector)
-        self.matches[key] = result
         return result
 
     def _capacity_fits(self, request: RequestView, device: Device, device_id: DeviceID) -> bool:
@@ -262,7 +318,8 @@ class Search:
                 if must:
                     raise AllocationError(
                         f"claim {_claim_key(plan.claim)}, request {request.name}: cannot add device "
-                        f"{device_id} because a claim constraint would not be satisfied"
+                        f"{device_id} because a claim constraint would not be satisfied",
+                        subject=("ResourceClaim", _claim_key(plan.claim)),
                     )
                 return None
             added.append(constraint)
@@ -284,7 +341,9 @@ class Search:
                 constraint.remove(request.base_name, request.sub_name, device, candidate.pool.driver)
             self.allocating.get(device_id, set()).discard(ci)
             if multi:
-                if result.consumed is not None:
+                # Upstream records a share's consumption only when it has some, and forgets a device's
+                # total once it is all zero, even while other shares of it are still chosen.
+                if result.consumed:
                     _remove_amounts(self.allocating_capacity, device_id, result.consumed)
             elif counters_taken:
                 self._release_counters(candidate)
@@ -295,27 +354,46 @@ class Search:
     # ---- counters ------------------------------------------------------------------------------
 
     def _take_counters(self, candidate: Candidate) -> bool:
+        """Add the device's consumption and check the pool's counters, as upstream does.
+
+        Upstream compares every counter of the pool after each addition. Only the counters this device
+        adds to can have gone over (the others were within their availability after the previous
+        addition), unless some counter was over from the start (more consumed by allocated devices than
+        the set holds), which blocks every device of the pool. The comparisons upstream makes are
+        still what the effort budget counts."""
         pool = candidate.pool
-        available = self.allocator.available_counters(pool)
-        consumed = self.consumed_counters.setdefault((pool.driver, pool.name), {})
-        for consumption in candidate.device.consumes_counters:
-            counters = consumed.setdefault(consumption.counter_set, {})
-            for name, counter in consumption.counters.items():
-                counters[name] = counters.get(name, Fraction(0)) + Quantity.parse(counter.value).value
-        for set_name, counters_available in available.items():
-            used = consumed.get(set_name, {})
-            for name, value in counters_available.items():
-                if used.get(name, Fraction(0)) > value:
-                    self._release_counters(candidate)
-                    return False
+        book = self.allocator.counter_book(pool, self)
+        first_user = self.counter_users.setdefault(pool.name, pool.driver)
+        if first_user != pool.driver:
+            self.warn(shared_pool_name_warning(pool.name, first_user, pool.driver))
+        self.counter_checks += book.size
+        consumed = self.consumed_counters.setdefault(pool.name, {})
+        over = book.over_from_start
+        for set_name, name, amount in self.allocator.consumption(candidate.device):
+            counters = consumed.setdefault(set_name, {})
+            total = counters.get(name, 0) + amount
+            counters[name] = total
+            limit = book.available.get(set_name, {}).get(name)
+            if limit is not None and total > limit:
+                over = True
+        if over:
+            self._release_counters(candidate)
+            return False
         return True
 
     def _release_counters(self, candidate: Candidate) -> None:
-        consumed = self.consumed_counters[(candidate.pool.driver, candidate.pool.name)]
-        for consumption in candidate.device.consumes_counters:
-            counters = consumed[consumption.counter_set]
-            for name, counter in consumption.counters.items():
-                counters[name] -= Quantity.parse(counter.value).value
+        consumed = self.consumed_counters[candidate.pool.name]
+        for set_name, name, amount in self.allocator.consumption(candidate.device):
+            consumed[set_name][name] -= amount
+
+
+def shared_pool_name_warning(name: str, first: str, other: str) -> str:
+    """Upstream 1.36 keeps shared counters per pool *name*: say so where two drivers meet in one."""
+    return (
+        f"pools {first}/{name} and {other}/{name} have the same name: Kubernetes 1.36 keeps shared counters "
+        f"per pool name, not per driver, so the devices of {other} are checked against the counter sets of "
+        f"{first} and their consumption adds up (give the pools different names to keep them apart)"
+    )
 
 
 def taint_prevents(device: Device, tolerations: list[DeviceToleration]) -> bool:
@@ -352,8 +430,12 @@ def _add_amounts(total: dict[str, Fraction], amounts: dict[str, Fraction]) -> No
 def _remove_amounts(
     totals: dict[DeviceID, dict[str, Fraction]], device_id: DeviceID, amounts: dict[str, Fraction]
 ) -> None:
-    total = totals[device_id]
+    """Upstream's ConsumedCapacityCollection.Remove: nothing to do for a device no longer recorded."""
+    total = totals.get(device_id)
+    if total is None:
+        return
     for name, value in amounts.items():
-        total[name] -= value
+        if name in total:
+            total[name] -= value
     if all(v == 0 for v in total.values()):
         del totals[device_id]

@@ -64,9 +64,10 @@ class PodExplanation:
     devices: list[str] = field(default_factory=list)
     groups: list[NodeGroup] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    kind: str = "pod"  # or "claim": a ResourceClaim of its own, not one of a pod's claims
 
     def lines(self) -> list[str]:
-        out = [f"pod {self.pod}: {self.status}", f"  {self.summary}"]
+        out = [f"{self.kind} {self.pod}: {self.status}", f"  {self.summary}"]
         out += [f"  device {d}" for d in self.devices]
         for group in self.groups:
             more = len(group.nodes) - MAX_NAMES
@@ -79,7 +80,7 @@ class PodExplanation:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "pod": self.pod,
+            self.kind: self.pod,
             "status": self.status,
             "summary": self.summary,
             "node": self.node,
@@ -374,21 +375,24 @@ def _explain_claim(report: ScheduleReport, key: str) -> PodExplanation:
     if allocation is not None:
         devices = [f"{r.request}: {r.driver}/{r.pool}/{r.device}" for r in allocation.devices.results]
         reserved = ", ".join(r.name for r in claim.status.reserved_for) or "nobody"
-        return PodExplanation(f"claim {key}", "Allocated", f"allocated; reserved for {reserved}", devices=devices)
+        summary = f"allocated; reserved for {reserved}"
+        return PodExplanation(key, "Allocated", summary, devices=devices, kind="claim")
     if not users:
         return PodExplanation(
-            f"claim {key}",
+            key,
             "Pending",
             "no pod uses this claim: the scheduler allocates a claim when it schedules the first pod using it",
+            kind="claim",
         )
     explanations = [_explain_pod(report, user) for user in users]
     first = explanations[0]
     return PodExplanation(
-        f"claim {key}",
+        key,
         "Pending",
         f"used by {', '.join(users)}; {first.summary}",
         groups=first.groups,
         notes=first.notes,
+        kind="claim",
     )
 
 
