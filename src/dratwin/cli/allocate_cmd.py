@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from dratwin.allocator import AllocatedState, AllocationOutcome, Allocator, Features
-from dratwin.allocator.explain import explain
+from dratwin.allocator.explain import Explanation, explain
 from dratwin.api.codec import decode_as, dump_yaml
 from dratwin.api.core import Node
 from dratwin.api.loader import LoadedObject, load_paths
@@ -78,21 +78,63 @@ class Inputs:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.output == "json":
+        try:
+            objects = load_paths(args.paths, args.recursive)
+        except DratwinError as error:
+            return _report_error("json", str(error))
+        body = json_answer(objects, args.node, args.claims, args.feature_gates)
+        print(json.dumps(body, indent=2))
+        return {"allocated": 0, "unsatisfiable": 1}.get(str(body["result"]), 2)
     try:
-        features = Features.from_gates(args.feature_gates)
-        objects = load_paths(args.paths, args.recursive)
-        inputs = _collect(objects, args.node)
-        targets = _targets(inputs, args.claims)
-        state = AllocatedState.from_claims((c for c, _ in inputs.claims.values()), features)
-        allocator = Allocator(features, inputs.classes, inputs.slices, state)
-        outcome = allocator.allocate(inputs.node, [inputs.claims[key][0] for key in targets])
+        attempt = attempt_allocation(load_paths(args.paths, args.recursive), args.node, args.claims, args.feature_gates)
     except AllocationError as error:
         return _report_error(args.output, str(error))
+    return _report(args.output, attempt)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One allocation for one node: the inputs it read, the claims it allocated, and the outcome."""
+
+    inputs: Inputs
+    targets: list[str]
+    outcome: AllocationOutcome
+    allocator: Allocator
+
+
+def attempt_allocation(objects: list[LoadedObject], node: str, claims: list[str], feature_gates: str) -> Attempt:
+    """Allocate ``claims`` (``ns/name``; all unallocated ones when empty) on ``node``, as the command does.
+
+    Raises :class:`AllocationError` where upstream's allocator returns an error, and other
+    :class:`DratwinError` for bad input.
+    """
+    features = Features.from_gates(feature_gates)
+    inputs = _collect(objects, node)
+    targets = _targets(inputs, claims)
+    state = AllocatedState.from_claims((c for c, _ in inputs.claims.values()), features)
+    allocator = Allocator(features, inputs.classes, inputs.slices, state)
+    outcome = allocator.allocate(inputs.node, [inputs.claims[key][0] for key in targets])
+    return Attempt(inputs, targets, outcome, allocator)
+
+
+def json_answer(
+    objects: list[LoadedObject], node: str, claims: list[str], feature_gates: str, *, explain_failure: bool = True
+) -> dict[str, Any]:
+    """What ``dratwin allocate -o json`` prints: every error (bad input, or refused as upstream
+    does) becomes ``{"result": "error"}``. ``explain_failure=False`` leaves out the explanation of an
+    unsatisfiable answer, which costs a second search."""
+    try:
+        attempt = attempt_allocation(objects, node, claims, feature_gates)
     except DratwinError as error:
-        if args.output == "json":
-            return _report_error("json", str(error))
-        raise
-    return _report(args.output, inputs, targets, outcome, allocator)
+        return {"result": "error", "error": str(error)}
+    outcome, node_name = attempt.outcome, attempt.inputs.node.metadata.name
+    body: dict[str, Any] = {"result": "allocated" if outcome.allocated else "unsatisfiable", "node": node_name}
+    if outcome.allocated:
+        body["allocations"] = _allocations(attempt)
+    elif explain_failure:
+        body["explanation"] = _explain(attempt).to_dict()
+    return body
 
 
 def _collect(objects: list[LoadedObject], node_name: str) -> Inputs:
@@ -145,28 +187,31 @@ def _report_error(output: str, message: str) -> int:
     return 2
 
 
-def _report(output: str, inputs: Inputs, targets: list[str], outcome: AllocationOutcome, allocator: Allocator) -> int:
-    node = inputs.node.metadata.name
-    allocations: dict[str, Any] = {}
-    if outcome.results is not None:
-        allocations = {key: msgspec.to_builtins(r) for key, r in zip(targets, outcome.results, strict=True)}
-    explanation = None if outcome.allocated else explain(allocator, inputs.node, [inputs.claims[k][0] for k in targets])
-    if output == "json":
-        body: dict[str, Any] = {"result": "allocated" if outcome.allocated else "unsatisfiable", "node": node}
-        if outcome.allocated:
-            body["allocations"] = allocations
-        if explanation is not None:
-            body["explanation"] = explanation.to_dict()
-        print(json.dumps(body, indent=2))
-    elif output == "yaml":
-        _print_yaml(inputs, targets, allocations)
+def _allocations(attempt: Attempt) -> dict[str, Any]:
+    results = attempt.outcome.results
+    if results is None:
+        return {}
+    return {key: msgspec.to_builtins(r) for key, r in zip(attempt.targets, results, strict=True)}
+
+
+def _explain(attempt: Attempt) -> Explanation:
+    claims = [attempt.inputs.claims[key][0] for key in attempt.targets]
+    return explain(attempt.allocator, attempt.inputs.node, claims)
+
+
+def _report(output: str, attempt: Attempt) -> int:
+    """Table or YAML output (JSON goes through :func:`json_answer`)."""
+    allocations = _allocations(attempt)
+    explanation = None if attempt.outcome.allocated else _explain(attempt)
+    if output == "yaml":
+        _print_yaml(attempt.inputs, attempt.targets, allocations)
         if explanation is not None:
             print("\n".join(explanation.lines()), file=sys.stderr)
     elif explanation is not None:
         print("\n".join(explanation.lines()))
     else:
-        print(_table(node, allocations))
-    return 0 if outcome.allocated else 1
+        print(_table(attempt.inputs.node.metadata.name, allocations))
+    return 0 if attempt.outcome.allocated else 1
 
 
 def _print_yaml(inputs: Inputs, targets: list[str], allocations: dict[str, Any]) -> None:
