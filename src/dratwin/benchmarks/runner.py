@@ -28,6 +28,7 @@ BENCHMARK_MODULES: dict[str, str] = {
     "allocator": "dratwin.benchmarks.allocator_bench",
     "scheduler": "dratwin.benchmarks.scheduler_bench",
     "provisioner": "dratwin.benchmarks.provisioner_bench",
+    "upstream": "dratwin.benchmarks.upstream_bench",
 }
 
 DEFAULT_REPEATS = 7
