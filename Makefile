@@ -52,7 +52,7 @@ oracle: $(ORACLE)
 
 $(ORACLE): tools/oracle/go.mod tools/oracle/go.sum $(wildcard tools/oracle/*.go)
 	@command -v $(GO) >/dev/null 2>&1 || { echo "make oracle: Go is not installed; tools/oracle needs Go 1.26 and the Go module proxy" >&2; exit 2; }
-	cd tools/oracle && $(GO) build -o ../../$(ORACLE) .
+	cd tools/oracle && $(GO) vet . && $(GO) test -count=1 . && $(GO) build -o ../../$(ORACLE) .
 
 differential: $(STAMP) $(ORACLE)
 	$(BIN)/python -m dratwin.differential --oracle $(ORACLE) -n $(N) --seed $(SEED)

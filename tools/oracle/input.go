@@ -165,11 +165,19 @@ func (o *caseObjects) add(kind string, raw json.RawMessage) error {
 	return nil
 }
 
-// claimsToAllocate finds the named claims (namespace/name, or name in namespace default).
+// claimsToAllocate finds the named claims (namespace/name, or name in namespace default); with
+// no names, every claim without status.allocation, in input order, as `dratwin allocate` does.
 func (o *caseObjects) claimsToAllocate(names []string) ([]*resourceapi.ResourceClaim, []string, error) {
 	byKey := map[string]*resourceapi.ResourceClaim{}
 	for _, claim := range o.claims {
 		byKey[claim.Namespace+"/"+claim.Name] = claim
+	}
+	if len(names) == 0 {
+		for _, claim := range o.claims {
+			if claim.Status.Allocation == nil {
+				names = append(names, claim.Namespace+"/"+claim.Name)
+			}
+		}
 	}
 	claims := make([]*resourceapi.ResourceClaim, 0, len(names))
 	keys := make([]string, 0, len(names))
