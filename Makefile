@@ -3,7 +3,6 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-SHARED ?= $(or $(DRATWIN_SHARED),../shared)
 # make differential: N random cases of seed SEED through dratwin and the upstream allocator (tools/oracle).
 N ?= 10000
 SEED ?= 1
@@ -32,7 +31,7 @@ test: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
-	$(BIN)/python $(SHARED)/conformance/run --cli $(BIN)/dratwin
+	$(BIN)/python conformance/run --cli $(BIN)/dratwin
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -41,7 +40,8 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 conformance: $(STAMP)
-	$(BIN)/python $(SHARED)/conformance/run --cli $(BIN)/dratwin
+	$(BIN)/python conformance/run --cli $(BIN)/dratwin
+	$(BIN)/python conformance/run --cli $(BIN)/dratwin conformance/random
 
 bench: $(STAMP)
 	@$(MAKE) --no-print-directory oracle || echo "note: no Go oracle; the upstream benchmarks report dratwin only" >&2

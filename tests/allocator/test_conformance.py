@@ -1,8 +1,9 @@
 """The upstream-derived allocator conformance suite, run in-process through the ``allocate`` command.
 
-Each case in ../shared/conformance/ is fed to ``dratwin allocate ... -o json`` exactly as the
-suite's own runner does, and compared with the runner's own comparison functions, so that
-``make test`` checks the same contract as ``conformance/run``.
+Each case in conformance/ (the converted upstream table, its DRAListTypeAttributes extension and the
+random cases labelled by upstream) is fed to ``dratwin allocate ... -o json`` exactly as the suite's
+own runner does, and compared with the runner's own comparison functions, so that ``make test`` checks
+the same contract as ``conformance/run``. Cases under ``$DRATWIN_SHARED/conformance`` are run too.
 """
 
 from __future__ import annotations
@@ -18,15 +19,29 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.conftest import SHARED
+from tests.conftest import CONFORMANCE, shared_folder
 
 from dratwin.cli.main import main
 
-CASES = sorted((SHARED / "conformance").glob("allocator*/*.yaml"))
+FOLDERS = ("allocator", "allocator-listtypeattributes", "random")
+
+
+def _cases() -> list[Path]:
+    """The repository's cases, then those of the reference folder that the repository does not hold."""
+    cases = [path for folder in FOLDERS for path in sorted((CONFORMANCE / folder).glob("*.yaml"))]
+    shared = shared_folder()
+    if shared is not None:
+        known = {(p.parent.name, p.name) for p in cases}
+        extra = sorted((shared / "conformance").glob("*/*.yaml"))
+        cases += [p for p in extra if (p.parent.name, p.name) not in known]
+    return cases
+
+
+CASES = _cases()
 
 
 def _runner() -> types.ModuleType:
-    loader = importlib.machinery.SourceFileLoader("conformance_run", str(SHARED / "conformance" / "run"))
+    loader = importlib.machinery.SourceFileLoader("conformance_run", str(CONFORMANCE / "run"))
     spec = importlib.util.spec_from_loader("conformance_run", loader)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
@@ -57,7 +72,8 @@ def _allocate(case: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
 
 
 def test_the_suite_is_there() -> None:
-    assert len(CASES) >= 140, f"expected the conformance cases under {SHARED / 'conformance'}"
+    counts = {folder: len(list((CONFORMANCE / folder).glob("*.yaml"))) for folder in FOLDERS}
+    assert counts == {"allocator": 132, "allocator-listtypeattributes": 14, "random": 300}
 
 
 @pytest.mark.conformance

@@ -12,8 +12,8 @@ from typing import Any
 
 import msgspec
 import pytest
-from tests.allocator.test_allocator import GPU, NIC, default_classes, gpus, holder, partitioned, shareable
 from tests.builders import claim, device, device_class, node, resource_slice, subrequest, taint
+from tests.builders.allocator import GPU, NIC, default_classes, gpus, holder, partitioned, shareable
 
 from dratwin.allocator import AllocatedState, Allocator, Features
 from dratwin.allocator.explain import Explanation, Reason, RequestExplanation, explain

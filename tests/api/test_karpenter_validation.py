@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from tests.api.validation_helpers import Wire, as_yaml, at, validate
+from tests.builders.validation import Wire, as_yaml, at, validate
 
 from dratwin.api.validation import ProblemKind, Severity
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.api.validation_helpers import GPU_CLASS, FakeCompiler, Wire, at, claim, errors, request, validate
+from tests.builders.validation import GPU_CLASS, FakeCompiler, Wire, at, claim, errors, request, validate
 
 from dratwin.api.validation import ProblemKind, Severity
 

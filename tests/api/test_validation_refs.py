@@ -6,7 +6,7 @@ import dataclasses
 import importlib
 
 import pytest
-from tests.api.validation_helpers import (
+from tests.builders.validation import (
     GPU_CLASS,
     FakeCompiler,
     Wire,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.api.validation_helpers import Wire, at, device, errors, resource_slice, validate
+from tests.builders.validation import Wire, at, device, errors, resource_slice, validate
 
 from dratwin.api.validation import ProblemKind, Severity
 

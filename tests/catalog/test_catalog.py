@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import tomllib
 from importlib import resources
-from pathlib import Path
 
 import pytest
-import yaml
-from tests.conftest import REPO, SHARED
+from tests.conftest import DRIVERS, REPO, shared_folder
 
 from dratwin.catalog import (
     IncompleteInstanceTypeError,
@@ -21,13 +19,18 @@ from dratwin.catalog._data import DATA_FILES, data_yaml
 from dratwin.catalog.dra import dra_metadata
 from dratwin.catalog.resources import kube_reserved_cpu_millicores, memory_capacity_mib, node_resources
 
-DRIVERS = SHARED / "data" / "drivers"
 COPIES = {
-    "aws-accelerated-instances.yaml": SHARED / "data" / "aws-accelerated-instances.yaml",
-    **{name: DRIVERS / name for name in ("karpenter-dra-instance-device-metadata.yaml",
-                                          "resourceslice-p5.48xlarge.yaml",
-                                          "resourceslice-p4d.24xlarge-static-mig.yaml")},
+    name: DRIVERS / name
+    for name in (
+        "karpenter-dra-instance-device-metadata.yaml",
+        "resourceslice-p5.48xlarge.yaml",
+        "resourceslice-p4d.24xlarge-static-mig.yaml",
+    )
 }
+_SHARED = shared_folder()
+if _SHARED is not None:  # the reference folder, when given, must hold the same files as the packaged copies
+    COPIES["shared/aws-accelerated-instances.yaml"] = _SHARED / "data" / "aws-accelerated-instances.yaml"
+    COPIES.update({f"shared/{name}": _SHARED / "data" / "drivers" / name for name in list(COPIES)})
 NOT_ON_KARPENTER_PAGE = {"p6e-gb200.36xlarge", "trn2.3xlarge", "trn2u.48xlarge"}
 KARPENTER_PAGE = data_yaml("karpenter-instance-types.yaml")["instance_types"]
 
@@ -43,8 +46,8 @@ def test_data_file_is_packaged_and_listed_in_sources(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(COPIES))
-def test_copies_are_unchanged(name: str, shared_dir: Path) -> None:
-    packaged = resources.files("dratwin").joinpath("data", name).read_bytes()
+def test_copies_are_unchanged(name: str) -> None:
+    packaged = resources.files("dratwin").joinpath("data", name.removeprefix("shared/")).read_bytes()
     assert packaged == COPIES[name].read_bytes(), f"re-copy {name} from {COPIES[name]}"
 
 
@@ -203,7 +206,7 @@ def test_overhead_formula_pieces() -> None:
     assert resources_.allocatable["nvidia.com/gpu"] == resources_.capacity["nvidia.com/gpu"] == "1"
 
 
-def test_catalog_file_is_the_shared_one(shared_dir: Path) -> None:
-    shared = yaml.safe_load((shared_dir / "data" / "aws-accelerated-instances.yaml").read_text())
+def test_accelerated_catalog_comes_first_in_file_order() -> None:
+    shared = data_yaml("aws-accelerated-instances.yaml")
     accelerated = [it.name for it in load_catalog() if it.source == "aws-accelerated-instances.yaml"]
     assert [t["name"] for t in shared["instance_types"]] == accelerated == load_catalog().names()[:81]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from tests.conftest import DRIVERS
 
 from dratwin.catalog import UnknownMigProfileError, mig_layout
 from dratwin.catalog.nvidia import mig_layouts
@@ -19,17 +19,17 @@ NAME = re.compile(r"^gpu-0-mig-(?P<infix>.+)-(?P<gi>\d+)-(?P<start>\d)$")
 MAX_PER_GPU = [7, 1, 4, 3, 2, 1, 1]
 
 
-def _gpu0_devices(shared_dir: Path, file: str) -> list[dict[str, Any]]:
-    docs = yaml.safe_load_all((shared_dir / "data" / "drivers" / file).read_text())
+def _gpu0_devices(file: str) -> list[dict[str, Any]]:
+    docs = yaml.safe_load_all((DRIVERS / file).read_text())
     return [d for doc in docs if doc for d in doc["spec"].get("devices", []) if d["name"].startswith("gpu-0-")]
 
 
-def test_a100_table_equals_the_dynamic_mig_capture(shared_dir: Path) -> None:
+def test_a100_table_equals_the_dynamic_mig_capture() -> None:
     layout = mig_layout(A100)
     assert layout is not None and not layout.estimated
     by_name = {p.name: p for p in layout.profiles}
     seen: dict[str, set[int]] = {name: set() for name in by_name}
-    for device in _gpu0_devices(shared_dir, "resourceslice-p4d.24xlarge-dynamic-mig.yaml"):
+    for device in _gpu0_devices("resourceslice-p4d.24xlarge-dynamic-mig.yaml"):
         profile = by_name[device["attributes"]["profile"]["string"]]
         match = NAME.match(device["name"])
         assert match is not None
@@ -44,11 +44,11 @@ def test_a100_table_equals_the_dynamic_mig_capture(shared_dir: Path) -> None:
     assert seen == {name: set(p.placements) for name, p in by_name.items()}
 
 
-def test_static_layout_reproduces_the_static_mig_capture(shared_dir: Path) -> None:
+def test_static_layout_reproduces_the_static_mig_capture() -> None:
     layout = mig_layout(A100)
     assert layout is not None
     planned = layout.plan([("1g.5gb", 2), ("2g.10gb", 1), ("3g.20gb", 1)])
-    captured = _gpu0_devices(shared_dir, "resourceslice-p4d.24xlarge-static-mig.yaml")
+    captured = _gpu0_devices("resourceslice-p4d.24xlarge-static-mig.yaml")
     assert [i.profile.device_name(0, i.start) for i in planned] == [d["name"] for d in captured]
     for instance, device in zip(planned, captured, strict=True):
         slices = {k for k in device["capacity"] if k.startswith("memorySlice")}

@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 import yaml
-from tests.conftest import REPO
+from tests.conftest import DRIVERS, REPO
 
 from dratwin.allocator import Allocator, Features
 from dratwin.api.codec import dump_yaml
@@ -96,13 +95,13 @@ def test_generated_objects_validate(config: str) -> None:
 # ---- p5.48xlarge: the shape of the shared capture ---------------------------------------------------------------
 
 
-def _shared_p5(shared_dir: Path) -> dict[str, dict[str, Any]]:
-    docs = yaml.safe_load_all((shared_dir / "data" / "drivers" / "resourceslice-p5.48xlarge.yaml").read_text())
+def _shared_p5() -> dict[str, dict[str, Any]]:
+    docs = yaml.safe_load_all((DRIVERS / "resourceslice-p5.48xlarge.yaml").read_text())
     return {doc["spec"]["driver"]: doc for doc in docs if doc}
 
 
-def test_p5_slices_have_the_shape_of_the_shared_capture(shared_dir: Path) -> None:
-    shared = _shared_p5(shared_dir)
+def test_p5_slices_have_the_shape_of_the_shared_capture() -> None:
+    shared = _shared_p5()
     result = gen("p5.48xlarge")
     node = result.nodes[0]["metadata"]["name"]
     for driver in ("gpu.nvidia.com", "dra.net"):

@@ -4,89 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
-from tests.conftest import SHARED
+from tests.builders.plan import CLASSES, launched, nodepool, pod, run_plan, template_from_shared
 
 from dratwin.allocator import Features
 from dratwin.api.loader import load_paths, load_text
 from dratwin.cli.main import main
 from dratwin.provisioner.solver import PodToPlace, Solver
-from dratwin.twin.plan import PlanOptions, PlanReport, _pending, plan
+from dratwin.twin.plan import PlanOptions, _pending, plan
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-CLASSES = SHARED / "data" / "drivers" / "deviceclasses.yaml"
-CLAIMS = {o.name: o.raw for o in load_paths([str(SHARED / "data" / "drivers" / "resourceclaims.yaml")])}
-GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists"}
-
-
-def nodepool(
-    name: str = "gpu",
-    weight: int | None = 10,
-    requirements: list[dict[str, Any]] | None = None,
-    limits: dict[str, str] | None = None,
-    labels: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "template": {
-            "spec": {
-                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"},
-                "requirements": requirements or [],
-            }
-        },
-    }
-    if weight is not None:
-        spec["weight"] = weight
-    if labels:
-        spec["template"]["metadata"] = {"labels": labels}
-    if limits:
-        spec["limits"] = limits
-    return {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name}, "spec": spec}
-
-
-def template_from_shared(name: str, namespace: str = "ml") -> dict[str, Any]:
-    raw = CLAIMS[name]
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaimTemplate",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": raw["spec"],
-    }
-
-
-def pod(
-    name: str,
-    template: str = "",
-    gpus: int = 0,
-    cpu: str = "1",
-    namespace: str = "ml",
-    node_selector: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    resources: dict[str, Any] = {"requests": {"cpu": cpu, "memory": "1Gi"}}
-    spec: dict[str, Any] = {
-        "tolerations": [GPU_TOLERATION],
-        "containers": [{"name": "c", "image": "x", "resources": resources}],
-    }
-    if gpus:
-        resources["limits"] = {"nvidia.com/gpu": gpus}
-    if template:
-        resources["claims"] = [{"name": "dev"}]
-        spec["resourceClaims"] = [{"name": "dev", "resourceClaimTemplateName": template}]
-    if node_selector:
-        spec["nodeSelector"] = node_selector
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace}, "spec": spec}
-
-
-def run_plan(*objects: dict[str, Any], auto_mode: bool = False) -> PlanReport:
-    text = yaml.safe_dump_all(list(objects), sort_keys=False)
-    loaded = load_paths([str(CLASSES)]) + load_text(text)
-    return plan(loaded, Features(), PlanOptions(auto_mode=auto_mode))
-
-
-def launched(report: PlanReport) -> list[tuple[str, list[str]]]:
-    return [(c.chosen().instance_type.name, [p.info.key for p in c.pods]) for c in report.plan.claims]
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from tests.provisioner.test_plan import CLASSES, launched, nodepool, pod, run_plan, template_from_shared
+from tests.builders.plan import CLASSES, launched, nodepool, pod, run_plan, template_from_shared
 
 from dratwin.allocator import Features
 from dratwin.api.loader import load_paths, load_text

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from tests.builders import Wire, convert
-from tests.scheduler.test_resources import STANDARD, info, make_node, make_pod, node_info
+from tests.builders.scheduler import STANDARD, info, make_node, make_pod, node_info
 
 from dratwin.api import core
 from dratwin.scheduler.framework import SUCCESS, Code, CycleState, Status, unresolvable

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests.scheduler.test_resources import STANDARD, info, make_node, make_pod, node_info
+from tests.builders.scheduler import STANDARD, info, make_node, make_pod, node_info
 
 from dratwin.scheduler.framework import SUCCESS, CycleState, Status, unresolvable
 from dratwin.scheduler.plugins.node_name import NodeName

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from tests.scheduler.test_resources import STANDARD, busy, container, info, make_node, make_pod, node_info
+from tests.builders.scheduler import STANDARD, busy, container, info, make_node, make_pod, node_info
 
 from dratwin.scheduler.framework import SUCCESS, Code, CycleState, PodInfo
 from dratwin.scheduler.plugins.node_resources import (

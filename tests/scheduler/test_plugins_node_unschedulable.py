@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 from tests.builders import Wire, toleration
-from tests.scheduler.test_resources import STANDARD, info, make_node, make_pod, node_info
+from tests.builders.scheduler import STANDARD, info, make_node, make_pod, node_info
 
 from dratwin.scheduler.framework import SUCCESS, CycleState, Status, unresolvable
 from dratwin.scheduler.plugins.node_unschedulable import NodeUnschedulable

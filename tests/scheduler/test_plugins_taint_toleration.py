@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 from tests.builders import Wire, convert, taint, toleration
-from tests.scheduler.test_resources import STANDARD, info, make_node, make_pod, node_info
+from tests.builders.scheduler import STANDARD, info, make_node, make_pod, node_info
 
 from dratwin.api.core import Taint, Toleration
 from dratwin.scheduler.framework import SUCCESS, CycleState, Status, unresolvable

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from tests.builders import taint
-from tests.scheduler.test_resources import STANDARD, busy, container, info, make_node, make_pod, node_info
+from tests.builders.scheduler import STANDARD, busy, container, info, make_node, make_pod, node_info
 
 from dratwin.scheduler.framework import (
     SUCCESS,

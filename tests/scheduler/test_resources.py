@@ -1,29 +1,26 @@
 """Pod requests, node allocatable and a node's books, checked against upstream's formulas.
 
-The small builders at the top (``make_pod``, ``container``, ``make_node``, ``info``, ``node_info``)
-are shared by the other scheduler tests.
+The builders (``make_pod``, ``container``, ``make_node``, ``info``, ``node_info``) live in
+``tests/builders/scheduler.py``.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
-from tests.builders import Wire, convert
+from tests.builders.scheduler import STANDARD, busy, container, info, make_node, make_pod, node_info
 
 from dratwin.api.core import Node, Pod
 from dratwin.errors import QuantityError
-from dratwin.scheduler.framework import NodeInfo, PodInfo, Resources
+from dratwin.scheduler.framework import PodInfo, Resources
 from dratwin.scheduler.resources import (
     add_pod,
     copy_node_info,
     is_extended_resource_name,
     is_scalar_resource_name,
     make_pod_info,
-    new_node_info,
     node_allocatable,
     non_zero_requested,
     pod_requests,
@@ -33,70 +30,6 @@ from dratwin.scheduler.resources import (
 
 Mi = 1024**2
 Gi = 1024**3
-
-# ---- builders shared by the scheduler tests --------------------------------------------------------
-
-
-def container(
-    requests: Mapping[str, Any] | None = None,
-    limits: Mapping[str, Any] | None = None,
-    *,
-    name: str = "c",
-    sidecar: bool = False,
-) -> Wire:
-    data: Wire = {"name": name, "resources": {"requests": dict(requests or {}), "limits": dict(limits or {})}}
-    if sidecar:
-        data["restartPolicy"] = "Always"
-    return data
-
-
-def make_pod(
-    name: str = "p",
-    *containers: Wire,
-    init: Sequence[Wire] = (),
-    namespace: str = "default",
-    **spec: Any,
-) -> Pod:
-    """A pod; ``spec`` keys are written as in the API (``priority=5``, ``preemptionPolicy="Never"``)."""
-    data = {
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"containers": list(containers), "initContainers": list(init), **spec},
-    }
-    return convert(data, Pod)
-
-
-def make_node(
-    name: str = "n1",
-    allocatable: Mapping[str, Any] | None = None,
-    *,
-    capacity: Mapping[str, Any] | None = None,
-    labels: Mapping[str, str] | None = None,
-    taints: Sequence[Wire] = (),
-    unschedulable: bool = False,
-) -> Node:
-    data = {
-        "metadata": {"name": name, "labels": dict(labels or {})},
-        "spec": {"unschedulable": unschedulable, "taints": list(taints)},
-        "status": {"allocatable": dict(allocatable or {}), "capacity": dict(capacity or {})},
-    }
-    return convert(data, Node)
-
-
-STANDARD = {"cpu": "4", "memory": "8Gi", "pods": "110"}
-
-
-def info(pod: Pod, order: int = 0) -> PodInfo:
-    return make_pod_info(pod, order)
-
-
-def node_info(node: Node, *pods: PodInfo) -> NodeInfo:
-    return new_node_info(node, pods)
-
-
-def busy(name: str, cpu: str, priority: int = 0, order: int = 0, **spec: Any) -> PodInfo:
-    """A bound pod requesting ``cpu``."""
-    return info(make_pod(name, container({"cpu": cpu}), priority=priority, **spec), order)
-
 
 # ---- pod requests ---------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 import pytest
 import yaml
-from tests.twin.manifests import (
+from tests.builders.manifests import (
     GPU_CLASS,
     condition,
     devices_of,

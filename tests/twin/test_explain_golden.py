@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.twin.manifests import (
+from tests.builders.manifests import (
     bound_pod_with_claim,
     claim_template,
     gpu_class,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from tests.twin.manifests import (
+from tests.builders.manifests import (
     GPU_DRIVER,
     bound_pod_with_claim,
     claim_raw,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.provisioner.test_plan import CLASSES, launched, nodepool, pod, template_from_shared
+from tests.builders.plan import CLASSES, launched, nodepool, pod, template_from_shared
 
 from dratwin.allocator import Features
 from dratwin.api.loader import load_paths, load_text

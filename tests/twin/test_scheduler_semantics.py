@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.twin.manifests import (
+from tests.builders.manifests import (
     manifest,
     messages,
     node,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from msgspec import convert
-from tests.twin.manifests import manifest, node, pod, run
+from tests.builders.manifests import manifest, node, pod, run
 
 from dratwin.api.core import Node
 from dratwin.cel import SelectorCompiler
