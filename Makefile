@@ -3,8 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# make differential: N random cases of seed SEED through dratwin and the upstream allocator (tools/oracle).
+N ?= 10000
+SEED ?= 1
+GO ?= go
+ORACLE := build/oracle/oracle
 
-.PHONY: demo test lint typecheck conformance bench clean
+.PHONY: demo test lint typecheck conformance bench oracle differential clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,7 +44,18 @@ conformance: $(STAMP)
 	$(BIN)/python conformance/run --cli $(BIN)/dratwin conformance/random
 
 bench: $(STAMP)
+	@$(MAKE) --no-print-directory oracle || echo "note: no Go oracle; the upstream benchmarks report dratwin only" >&2
 	$(BIN)/dratwin bench
+
+# The upstream allocator as an oracle: needs Go 1.26 and the Go module proxy (make test does not).
+oracle: $(ORACLE)
+
+$(ORACLE): tools/oracle/go.mod tools/oracle/go.sum $(wildcard tools/oracle/*.go)
+	@command -v $(GO) >/dev/null 2>&1 || { echo "make oracle: Go is not installed; tools/oracle needs Go 1.26 and the Go module proxy" >&2; exit 2; }
+	cd tools/oracle && $(GO) vet . && $(GO) test -count=1 . && $(GO) build -o ../../$(ORACLE) .
+
+differential: $(STAMP) $(ORACLE)
+	$(BIN)/python -m dratwin.differential --oracle $(ORACLE) -n $(N) --seed $(SEED)
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -270,9 +270,34 @@ def allocation(data: Mapping[str, Any]) -> AllocationResult:
     return convert(data, AllocationResult)
 
 
+def answer(
+    outcome: str = "allocated",
+    claims: Mapping[str, Iterable[Wire]] | None = None,
+    *,
+    config: Mapping[str, list[Wire]] | None = None,
+    node_selector: Wire | None = None,
+    error: str = "",
+) -> Wire:
+    """An allocator answer as ``dratwin allocate -o json`` prints it: ``claims`` maps a claim name (in
+    namespace default) to its device results (see ``result``); ``config`` per claim name."""
+    body: Wire = {"result": outcome}
+    if error:
+        body["error"] = error
+    if claims is not None:
+        body["allocations"] = {
+            f"default/{name}": _drop_none({
+                "devices": _drop_none({"results": list(results), "config": (config or {}).get(name)}),
+                "nodeSelector": node_selector,
+            })
+            for name, results in claims.items()
+        }
+    return body
+
+
 __all__ = [
     "ClaimBuilder",
     "allocation",
+    "answer",
     "claim",
     "convert",
     "device",

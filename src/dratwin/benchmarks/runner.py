@@ -30,6 +30,7 @@ BENCHMARK_MODULES: dict[str, str] = {
     "provisioner": "dratwin.benchmarks.provisioner_bench",
     "schema": "dratwin.benchmarks.schema_bench",
     "load": "dratwin.benchmarks.load_bench",
+    "upstream": "dratwin.benchmarks.upstream_bench",
 }
 
 DEFAULT_REPEATS = 7
