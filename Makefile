@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck conformance bench clean
+.PHONY: demo test lint typecheck conformance bench fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,12 @@ conformance: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/dratwin bench
+
+# A fuzz campaign over every command (tests/fuzz): FUZZ_EXAMPLES inputs per strategy; inputs that break the
+# contract (traceback, hang, bad exit status, no JSON) are written to build/fuzz/crashes/.
+FUZZ_EXAMPLES ?= 500
+fuzz: $(STAMP)
+	DRATWIN_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/fuzz -q -p no:cacheprovider
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
