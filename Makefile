@@ -9,7 +9,7 @@ SEED ?= 1
 GO ?= go
 ORACLE := build/oracle/oracle
 
-.PHONY: demo test lint typecheck conformance bench oracle differential clean
+.PHONY: demo test lint typecheck conformance bench oracle differential fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -56,6 +56,12 @@ $(ORACLE): tools/oracle/go.mod tools/oracle/go.sum $(wildcard tools/oracle/*.go)
 
 differential: $(STAMP) $(ORACLE)
 	$(BIN)/python -m dratwin.differential --oracle $(ORACLE) -n $(N) --seed $(SEED)
+
+# A fuzz campaign over every command (tests/fuzz): FUZZ_EXAMPLES inputs per strategy; inputs that break the
+# contract (traceback, hang, bad exit status, no JSON) are written to build/fuzz/crashes/.
+FUZZ_EXAMPLES ?= 500
+fuzz: $(STAMP)
+	DRATWIN_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/fuzz -q -p no:cacheprovider
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
