@@ -94,7 +94,8 @@ def read_documents(
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = error.problem or error.context or str(error)
-        line = text.split("\n", mark.line + 1)[mark.line] if mark is not None else ""
+        lines = text.split("\n", mark.line + 1) if mark is not None else []
+        line = lines[mark.line] if mark is not None and mark.line < len(lines) else ""  # the mark may be at the end
         hint = " (YAML indents with spaces, never tabs)" if "\t" in line else _hint(problem)
         raise InputError(f"{reader.where(mark)}: not valid YAML: {problem}{hint}") from error
     except yaml.YAMLError as error:  # a reader error: a character YAML does not allow
