@@ -18,6 +18,7 @@ DATA_FILES = (
     "aws-previous-gpu-instances.yaml",
     "karpenter-dra-instance-device-metadata.yaml",
     "karpenter-instance-types.yaml",
+    "neuron-devices.yaml",
     "nvidia-gpus.yaml",
     "resourceslice-p4d.24xlarge-static-mig.yaml",
     "resourceslice-p5.48xlarge.yaml",
