@@ -19,33 +19,18 @@ claim per pod: a ResourceClaimTemplate.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from dratwin.api.driver_shapes import known_shapes
+from dratwin.api.driver_shapes import requests_driver
 from dratwin.api.resource import DeviceClaim, DeviceClass, ResourceClaim
 
 EFA_DRIVER = "dra.net"
-_DRIVER_SELECTOR = re.compile(r"""device\.driver\s*==\s*["']([^"']+)["']""")
 _SHOWN = 3
-
-
-def class_driver(device_class: DeviceClass | None, name: str) -> str | None:
-    """The driver a DeviceClass selects: from its ``device.driver == "..."`` selector, else the class the
-    known charts create under that name (``efa.networking.k8s.aws`` -> ``dra.net``)."""
-    if device_class is not None:
-        for selector in device_class.spec.selectors:
-            match = _DRIVER_SELECTOR.search(selector.cel.expression if selector.cel else "")
-            if match:
-                return match.group(1)
-    return known_shapes().class_drivers.get(name)
 
 
 def requests_efa(devices: DeviceClaim, classes: Mapping[str, DeviceClass]) -> bool:
     """Whether some request (or subrequest) of the claim asks for devices of a class that selects DRANET's."""
-    names = [r.exactly.device_class_name for r in devices.requests if r.exactly is not None]
-    names += [s.device_class_name for r in devices.requests for s in r.first_available or ()]
-    return any(class_driver(classes.get(n), n) == EFA_DRIVER for n in names if n)
+    return requests_driver(devices, classes, EFA_DRIVER)
 
 
 def allocated_efas(claim: ResourceClaim) -> list[str]:
