@@ -147,3 +147,15 @@ def test_neuron_fleet_validates() -> None:
     result = gen("trn2.48xlarge=2", "trn1.32xlarge", "trn1n.32xlarge", "trn1.2xlarge", "inf2.48xlarge",
                  "trn2u.48xlarge=4")
     assert [str(p) for p in validate_objects(loaded(result.objects), SelectorCompiler())] == []
+
+
+def test_p4d_efas_are_those_of_dranets_live_slice() -> None:
+    """DRANET's EKS GPU + EFA example tabulates the p4d.24xlarge EFAs: name, PCIe root and RDMA device."""
+    result = gen("p4d.24xlarge")
+    [name] = node_names(result)
+    found = [(e["name"], attr(e, "resource.kubernetes.io/pcieRoot"), attr(e, "dra.net/numaNode"),
+              attr(e, "dra.net/rdmaDevice"), attr(e, "dra.net/pciSubsystem")) for e in devices_of(result, name, EFA)]
+    assert found == [("pci-0000-10-1b-0", "pci0000:10", 0, "rdmap16s27", "efa0"),
+                     ("pci-0000-20-1b-0", "pci0000:20", 0, "rdmap32s27", "efa0"),
+                     ("pci-0000-90-1b-0", "pci0000:90", 1, "rdmap144s27", "efa0"),
+                     ("pci-0000-a0-1b-0", "pci0000:a0", 1, "rdmap160s27", "efa0")]

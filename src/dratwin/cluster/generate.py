@@ -39,7 +39,8 @@ ResourceSlices, one pool per driver and node (pool name = node name, generation 
 
 Where the values come from: model attributes, memory and every PCIe root from Karpenter's DRA metadata;
 PCI bus IDs / addresses and NUMA nodes from the packaged captures (p5.48xlarge GPUs and EFAs, p4d.24xlarge
-GPUs); driver 580.126.9 / CUDA 13.0.0 / addressingMode HMM from the p5 capture. PLACEHOLDERS (format only):
+GPUs) and live DRANET slices (p4d.24xlarge EFAs, ``dranet-efas.yaml``); driver 580.126.9 / CUDA 13.0.0 /
+addressingMode HMM from the p5 capture. PLACEHOLDERS (format only):
 node names, IPs, instance ids, uids, GPU and MIG UUIDs, slice name suffixes, PCI bus IDs and addresses of the
 types without a capture (derived from the PCIe root). A NUMA node is published only where it is known (a capture,
 or an EFA on the same PCIe root that the Karpenter scrape gave one); elsewhere the attribute is left out rather
@@ -73,6 +74,7 @@ from dratwin.catalog import (
     load_catalog,
     mig_layout,
 )
+from dratwin.catalog.dranet import live_efas
 from dratwin.catalog.neuron import NeuronShape, neuron_shape
 from dratwin.catalog.resources import AUTO_MODE_ROOT_VOLUME_GIB, DEFAULT_MAX_PODS, KARPENTER_ROOT_VOLUME_GIB
 from dratwin.cluster.neuron import (
@@ -428,6 +430,7 @@ class _Planner:
             self.warn(f"{it.name}: no Karpenter DRA metadata for its {it.efa_count} EFA(s); they are published "
                       f"without {PCIE_ROOT} (topology unknown)")
         captured = captured_topology(it.name)
+        live = live_efas().get(it.name, ())
         devices = list(meta.devices) if meta is not None else []
         count = len(devices) if meta is not None else it.efa_count
         used = {g.attributes[PCI_BUS_ID]["string"] for g in plan.gpus}
@@ -439,6 +442,8 @@ class _Planner:
             if captured is not None and index < len(captured.efas) and device is not None \
                     and captured.efas[index].pcie_root == device.pcie_root:
                 address, numa = captured.efas[index].pci_address, captured.efas[index].numa_node
+            elif index < len(live) and device is not None and live[index].pcie_root == device.pcie_root:
+                address, numa = live[index].pci_address, live[index].numa_node
             attributes: dict[str, dict[str, Any]] = {
                 "dra.net/pciAddress": _string(address),
                 "dra.net/pciDevice": _string(meta.pci_device if meta is not None else EFA_PCI_DEVICE),
