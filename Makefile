@@ -20,6 +20,8 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/dratwin validate -f examples/
 	$(BIN)/dratwin schedule -f examples/
+	@# Trainium with the Neuron DRA driver: the Neuron docs' connected subsets and Neuron + EFA of one group.
+	$(BIN)/dratwin schedule -f examples/neuron/
 	@# A pod whose DeviceClass does not exist stays Pending (exit status 1); explain says why.
 	$(BIN)/dratwin explain pod/ml/llm-h200 -f examples/ -f examples/missing-deviceclass/ || test $$? -eq 1
 	@# The DRA allocator on its own: a claim that fits no device of the node, and the reason.

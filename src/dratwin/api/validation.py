@@ -19,7 +19,8 @@ What is checked:
   (``validation_karpenter``);
 - across objects: DeviceClasses, claims and templates that are referenced but not in the input (or made
   by a controller of the input), requests named by containers, the admin-access namespace label
-  (``validation_refs``), the slices of each pool (``validation_pools``), the EC2NodeClasses that
+  (``validation_refs``), claims with EFA devices that several pods share (``validation_sharing``), the slices of
+  each pool (``validation_pools``), the EC2NodeClasses that
   NodePools name (``validation_karpenter``), and selectors that compile but cannot work on the devices
   the input's slices (or the known drivers) publish (``validation_selectors``).
 """
@@ -64,6 +65,7 @@ from dratwin.api.validation_karpenter import check_karpenter_references, validat
 from dratwin.api.validation_pools import check_pools
 from dratwin.api.validation_refs import Checked, check_references, created_templates, extended_resource_classes
 from dratwin.api.validation_selectors import check_selector_advice
+from dratwin.api.validation_sharing import check_shared_efa_claims
 from dratwin.api.validation_slices import validate_slice_spec
 from dratwin.errors import InputError
 
@@ -108,6 +110,7 @@ def validate_objects(
             problems.append(note_problem(read))
         checked.append(_check_object(read.obj, classify(read.obj), ctx, problems, read.typed))
     check_references(checked, created_templates(objects))
+    check_shared_efa_claims(checked)
     check_pools(checked)
     check_karpenter_references(checked)
     check_selector_advice(ctx, [item.value for item in checked if isinstance(item.value, ResourceSlice)])

@@ -40,6 +40,11 @@ examples:
       one 3g.40gb and one 2g.20gb per H100, the rest filled with 1g.10gb
   dratwin cluster generate -t g6e.12xlarge=3 --gpu-manager device-plugin --efa-manager device-plugin
       nodes that advertise nvidia.com/gpu and vpc.amazonaws.com/efa instead (no ResourceSlices)
+  dratwin cluster generate -t trn2.48xlarge=2 -t inf2.24xlarge
+      Trainium2 and Inferentia2 nodes whose Neuron devices the Neuron DRA driver publishes (neuron.aws.com), with
+      the connected groups (resource.aws.com/devicegroup{{1,4,8,16}}_id) shared with their EFAs
+  dratwin cluster generate -t trn2.48xlarge --neuron-manager device-plugin
+      aws.amazon.com/neuron and aws.amazon.com/neuroncore in allocatable instead
   dratwin cluster generate -t p5.48xlarge=2 --taint nvidia.com/gpu:NoSchedule --zone us-west-2a --zone us-west-2b
   dratwin cluster generate -t p5.48xlarge -o json > cluster.json
   dratwin cluster generate -t p5.48xlarge > cluster.yaml
@@ -53,8 +58,9 @@ what the nodes carry:
   allocatable    Karpenter's model: kube-reserved cpu 6%/1%/0.5%/0.25% by core, memory 11Mi x max-pods + 255Mi,
                  eviction 100Mi; max pods = EKS's ENI-limited value (110 for types Karpenter does not list)
   taints         none: Karpenter and EKS do not taint GPU nodes themselves (NodePools do; use --taint)
-  slices         gpu.nvidia.com (gpu-<i>, or MIG devices with --mig) and dra.net (EFAs), in the shape the
-                 drivers publish, with the PCIe roots of Karpenter's DRA metadata
+  slices         gpu.nvidia.com (gpu-<i>, or MIG devices with --mig), neuron.aws.com (neurondevice<i>; one
+                 neuron_node device per trn2u UltraServer node) and dra.net (EFAs), in the shape the drivers
+                 publish, with the PCIe roots of Karpenter's DRA metadata (trn EFAs: the devicegroup ids instead)
   Types without that metadata (g7e, g7, p6e-gb200, ...) get devices without pcieRoot, with a warning.
   Names, UUIDs and PCI addresses are deterministic placeholders: the same arguments give the same output.
 
@@ -73,8 +79,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     generate_parser = subcommands.add_parser(
         "generate",
         help="print the Nodes and ResourceSlices of given EC2 instance types",
-        description="Print the Nodes and the ResourceSlices that the NVIDIA GPU DRA driver and DRANET publish on\n"
-        "the given EC2 instances, as `kubectl get nodes,resourceslices -o yaml` shows them on EKS\n"
+        description="Print the Nodes and the ResourceSlices that the NVIDIA GPU DRA driver, the AWS Neuron DRA driver\n"
+        "and DRANET publish on the given EC2 instances, as `kubectl get nodes,resourceslices -o yaml` shows them\n"
+        "on EKS"
         "(Kubernetes 1.36, nodes launched by Karpenter or EKS Auto Mode).",
         epilog=GENERATE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -92,6 +99,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--efa-manager", choices=MANAGERS, default=DRA,
         help=f"who manages EFAs: DRANET (ResourceSlices) or the EFA device plugin (vpc.amazonaws.com/efa); "
         f"default {DRA}",
+    )
+    generate_parser.add_argument(
+        "--neuron-manager", choices=MANAGERS, default=None,
+        help=f"who manages Neuron devices (Trainium, Inferentia2): the Neuron DRA driver (ResourceSlices) or the "
+        f"Neuron device plugin (aws.amazon.com/neuron, aws.amazon.com/neuroncore); default {DRA}, and "
+        f"{DEVICE_PLUGIN} with --provisioner {AUTO_MODE} (Auto Mode runs no Neuron DRA driver)",
     )
     generate_parser.add_argument(
         "--mig", action="append", default=[], metavar="PROFILE[=N]", type=_checked(parse_mig_request),
@@ -154,6 +167,7 @@ def options_from(args: argparse.Namespace) -> GenerateOptions:
         groups=tuple(groups),
         gpu_manager=args.gpu_manager,
         efa_manager=args.efa_manager,
+        neuron_manager=args.neuron_manager,
         mig=tuple(mig),
         zones=tuple(args.zones) or ("us-east-1a",),
         name_prefix=args.name_prefix,

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dratwin.allocator.explain import Explanation, Reason, explain
+from dratwin.api.efa_sharing import shared_efa_warnings
 from dratwin.api.resource import DeviceClass, ResourceClaim
 from dratwin.cluster.device_taint_rules import taint_text
 from dratwin.cluster.roles import DEVICE_PLUGIN, FAMILIES, Family, plugin_resources
+from dratwin.cluster.state import pod_claim_keys
 from dratwin.scheduler.framework import Status
 from dratwin.scheduler.plugins.dynamic_resources import CANNOT_ALLOCATE
 from dratwin.scheduler.plugins.dynamic_resources import NAME as DRA
@@ -94,6 +96,10 @@ def explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
     """Why ``pod`` is where it is, followed by what the twin ignored or the cluster would refuse in the
     input (skipped kinds, constraints not modelled): they may be the reason."""
     explanation = _explain_pod(report, pod)
+    record = report.state.pods.get(pod)
+    if record is not None:  # a claim with EFAs it shares with other pods: it may start without them
+        shared = shared_efa_warnings(r.claim for r in report.state.claims.values())
+        explanation.notes += [shared[key] for key in pod_claim_keys(record.pod) if key in shared]
     explanation.notes += report.loaded.unmodelled
     return explanation
 
