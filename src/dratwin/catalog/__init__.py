@@ -46,6 +46,13 @@ from dratwin.catalog.offerings import (
     cheapest,
 )
 from dratwin.catalog.resources import NodeResources
+from dratwin.catalog.ultraservers import (
+    UltraServer,
+    UnknownUltraServerError,
+    ultraserver,
+    ultraservers,
+    ultraservers_of,
+)
 
 __all__ = [
     "DEFAULT_REGION",
@@ -71,11 +78,16 @@ __all__ = [
     "NodeResources",
     "Offering",
     "Requirements",
+    "UltraServer",
     "UnknownInstanceTypeError",
     "UnknownMigProfileError",
+    "UnknownUltraServerError",
     "captured_topology",
     "cheapest",
     "classic_memory",
     "load_catalog",
     "mig_layout",
+    "ultraserver",
+    "ultraservers",
+    "ultraservers_of",
 ]

@@ -16,6 +16,7 @@ DATA_FILES = (
     "aws-accelerated-instances.yaml",
     "aws-general-instances.yaml",
     "aws-previous-gpu-instances.yaml",
+    "aws-ultraservers.yaml",
     "karpenter-dra-instance-device-metadata.yaml",
     "karpenter-instance-types.yaml",
     "nvidia-gpus.yaml",
