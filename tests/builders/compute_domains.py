@@ -63,3 +63,29 @@ def compute_domain_classes() -> list[Wire]:
 
     return [device_class(DAEMON_CLASS, "daemon"),
             device_class(CHANNEL_CLASS, "channel", " && device.attributes['compute-domain.nvidia.com'].id == 0")]
+
+
+def gb200_node(name: str, clique: str = "cluster-a.1", gpus: int = 4) -> Wire:
+    """A P6e-GB200 node as GPU Feature Discovery labels it (its clique), with device-plugin GPUs."""
+    allocatable = {"cpu": "143", "memory": "900Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
+    labels = {"kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": "p6e-gb200.36xlarge",
+              "nvidia.com/gpu.present": "true"}
+    if clique:
+        labels["nvidia.com/gpu.clique"] = clique
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "status": {"capacity": dict(allocatable), "allocatable": allocatable}}
+
+
+def compute_domain_slice(node: str) -> Wire:
+    """The ComputeDomain kubelet plugin's slice on ``node``: channel-0 and daemon-0."""
+    devices = [{"name": f"{kind}-0", "attributes": {"id": {"int": 0}, "type": {"string": kind}}}
+               for kind in ("channel", "daemon")]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": f"{node}-compute-domain.nvidia.com"},
+            "spec": {"driver": "compute-domain.nvidia.com", "nodeName": node,
+                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}, "devices": devices}}
+
+
+def gb200_nodes(*names: str, clique: str = "cluster-a.1") -> list[Wire]:
+    """Nodes of one UltraServer (one clique), each with its ComputeDomain slice."""
+    return [obj for name in names for obj in (gb200_node(name, clique), compute_domain_slice(name))]

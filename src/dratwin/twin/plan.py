@@ -23,6 +23,7 @@ from dratwin.provisioner.consolidation import ConsolidationPlan, consolidate
 from dratwin.provisioner.solver import ANY_POOL, Plan, PodToPlace, Pool, Solver, TypeRejection, Unplaced
 from dratwin.twin.build import LoadedCluster, load_cluster
 from dratwin.twin.optimal import OptimalComparison, optimal_fleet
+from dratwin.twin.plan_compute_domain import split_compute_domain_pods
 from dratwin.twin.plan_pools import (
     AUTO_MODE_DRA_VERSION,
     AUTO_MODE_NVIDIA_ROLE,
@@ -76,7 +77,8 @@ def plan(
         raise PlanError("; ".join(unusable))
     pending, missing_class = _split_missing_classes(_pending(scheduled, loaded), loaded, options)
     pending, no_auto_dra = _split_auto_mode_dra(pending, options)
-    missing_class += no_auto_dra
+    pending, compute_domain = split_compute_domain_pods(pending, dict(loaded.state.classes), pools)
+    missing_class += no_auto_dra + compute_domain
     solver = Solver(pools, features, dict(loaded.state.classes), compiler)
     headroom = {p.name: {k: v - p.used.get(k, 0) for k, v in p.limits.items()} for p in pools if p.limits}
     result = PlanReport(scheduled, solver.solve(pending), pools, node_claims=_node_claims(objects))
