@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import pytest
 from tests.builders.compute_domains import (
     channel_pod,
@@ -17,6 +18,7 @@ from tests.builders.compute_domains import (
 from tests.builders.manifests import devices_of, generated_claims, manifest, node, run
 
 from dratwin.twin.explain import explain_pod
+from dratwin.twin.report import objects as objects_of
 from dratwin.twin.schedule import ScheduleReport
 
 Raw = dict[str, Any]
@@ -147,6 +149,15 @@ def test_a_domain_the_api_server_refuses_leaves_its_pods_waiting_for_the_templat
     assert "imex-channel-0" in report.loaded.blocked[0].reason
 
 
+def test_two_domains_naming_one_template_leave_the_second_without_it() -> None:
+    other = compute_domain(name="imex-2", uid="99999999-2222-3333-4444-555555555555")
+    report = run(manifest(_domain(), other))
+    template = report.state.templates["ml/imex-channel-0"]
+    assert template.metadata.labels["resource.nvidia.com/computeDomain"] == UID  # the first domain's
+    [warning] = [w for w in report.loaded.unmodelled if "AlreadyExists" in w]
+    assert warning.startswith("ComputeDomain ml/imex-2: ResourceClaimTemplate ml/imex-channel-0 exists")
+
+
 def test_a_domain_without_a_uid_gets_the_same_one_every_run() -> None:
     first, second = (run(manifest(compute_domain())).loaded.compute_domains.domains for _ in range(2))
     assert [d.uid for d in first] == [d.uid for d in second]
@@ -171,3 +182,20 @@ def test_explain_of_a_placed_pod_names_its_clique() -> None:
     node = report.state.pods["ml/w-0"].pod.spec.node_name
     notes = explain_pod(report, "ml/w-0").notes
     assert any(f"holds the IMEX channel of node {node} (NVLink clique cluster-a.1)" in n for n in notes), notes
+
+
+def test_a_dump_of_the_result_is_read_back_as_it_is() -> None:
+    """``kubectl get -A -o yaml`` after the run: the controller's templates, the bound pods, their claims and the
+    daemons are there, so nothing is created twice."""
+    objects = [*compute_domain_classes(), *TWO_NODES, _domain(num_nodes=2), channel_pod("w-0"), channel_pod("w-1")]
+    first = run(manifest(objects))
+    templates = [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                  **msgspec.to_builtins(t)} for t in first.state.templates.values()]
+    labelled = [{**n, "metadata": {**n["metadata"], "labels": first.state.nodes[n["metadata"]["name"]]
+                                   .node.metadata.labels}} if n["kind"] == "Node" else n for n in TWO_NODES]
+    dump = [*compute_domain_classes(), *labelled, _domain(num_nodes=2), *templates, *objects_of(first)]
+    second = run(manifest(dump))
+    assert second.attempts == []  # every pod is bound already
+    assert not [w for w in second.loaded.unmodelled if "AlreadyExists" in w]
+    daemons = [k for k in second.state.pods if k.startswith(f"{DRIVER_NS}/")]
+    assert len(daemons) == 2

@@ -158,14 +158,16 @@ def controller_templates(domains: Domains, existing: Mapping[tuple[str, str], Ra
     """The templates the controller creates, but not those ``existing`` has already (a cluster dump holds them;
     a template of another owner makes the controller's create fail)."""
     out = CreatedTemplates()
+    present = dict(existing)
     for domain in domains.domains:
         made = []
         for raw in (workload_template(domain), daemon_template(domain)):
             meta = raw["metadata"]
             key = (meta["namespace"], meta["name"])
-            there = existing.get(key)
+            there = present.get(key)
             if there is None:
                 out.templates.append(raw)
+                present[key] = raw
                 made.append(f"{key[0]}/{key[1]}")
             elif ((there.get("metadata") or {}).get("labels") or {}).get(cd.DOMAIN_LABEL) != domain.uid:
                 out.warnings.append(

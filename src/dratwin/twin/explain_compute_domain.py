@@ -75,7 +75,7 @@ def placed_notes(report: ScheduleReport, pod: str) -> list[str]:
     """For a placed pod that holds a ComputeDomain channel: its node's clique and the domain's other nodes."""
     state = report.state
     record = state.pods.get(pod)
-    if record is None or not record.pod.spec.node_name:
+    if record is None or not record.pod.spec.node_name or not report.loaded.compute_domains.domains:
         return []
     placed = placements(state, report.loaded.compute_domains)
     notes = []
