@@ -42,6 +42,7 @@ from dratwin.cluster.state import ClusterState, pod_claim_keys
 from dratwin.cluster.workloads import controller_reference, generated_name, object_uid, template_hash
 
 Raw = dict[str, Any]
+MAX_NAMES = 3  # nodes or cliques named in one note
 CHART_IMAGE = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1"
 SERVICE_ACCOUNT = "compute-domain-daemon-service-account"
 # The daemon template's tolerations (every taint), then those the DaemonSet controller adds to every pod.
@@ -335,6 +336,11 @@ def start_daemons(state: ClusterState, domains: Domains, rng: random.Random) -> 
     return out
 
 
+def _few(names: Sequence[str]) -> str:
+    more = len(names) - MAX_NAMES
+    return ", ".join(names[:MAX_NAMES]) + (f" and {more} more" if more > 0 else "")
+
+
 def _domain_note(state: ClusterState, domain: Domain, placed: Sequence[Placement]) -> str:
     if not placed:
         return (f"ComputeDomain {domain.key}: no pod holds a channel of it yet, so no IMEX daemon runs "
@@ -345,7 +351,7 @@ def _domain_note(state: ClusterState, domain: Domain, placed: Sequence[Placement
     short = "" if len(nodes) >= domain.num_nodes else (
         f"; with {len(nodes)} of numNodes {domain.num_nodes} it stays NotReady (the pods are not held back: "
         "IMEXDaemonsWithDNSNames is on by default)")
-    return (f"ComputeDomain {domain.key}: its channels are allocated on {', '.join(nodes)}; when kubelet prepares "
+    return (f"ComputeDomain {domain.key}: its channels are allocated on {_few(nodes)}; when kubelet prepares "
             f"them the kubelet plugin labels these nodes {cd.DOMAIN_LABEL}={domain.uid} and the DaemonSet runs an "
             f"IMEX daemon on each (placed in this run); assumed from there (no kubelet runs here): the daemons turn "
             f"Ready, the workload containers start, and the domain's status turns Ready {need}{short}")
@@ -360,11 +366,14 @@ def _clique_warnings(state: ClusterState, domain: Domain, placed: Sequence[Place
     outside = sorted(cliques.pop("", []))
     if outside:
         found.append(
-            f"ComputeDomain {domain.key}: node(s) {', '.join(outside)} have no {cd.CLIQUE_LABEL} (no multi-node "
+            f"ComputeDomain {domain.key}: node(s) {_few(outside)} have no {cd.CLIQUE_LABEL} (no multi-node "
             "NVLink): the kubelet plugin prepares their channel claims without injecting an IMEX channel, so "
             "their pods share no GPU memory with the others")
     if len(cliques) > 1:
-        parts = "; ".join(f"{', '.join(sorted(nodes))} in {clique}" for clique, nodes in sorted(cliques.items()))
+        biggest = sorted(cliques.items(), key=lambda item: (-len(item[1]), item[0]))
+        parts = "; ".join(f"{_few(sorted(nodes))} in {clique}" for clique, nodes in biggest[:MAX_NAMES])
+        if len(biggest) > MAX_NAMES:
+            parts += f"; {len(biggest) - MAX_NAMES} more cliques"
         found.append(
             f"ComputeDomain {domain.key} spans {len(cliques)} NVLink cliques ({parts}): each clique is an IMEX domain "
             f"of its own, so pods share GPU memory over NVLink only within one; keep them in one clique with a "
