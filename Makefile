@@ -26,6 +26,8 @@ demo: $(STAMP)
 	$(BIN)/dratwin explain pod/ml/llm-h200 -f examples/ -f examples/missing-deviceclass/ || test $$? -eq 1
 	@# The DRA allocator on its own: a claim that fits no device of the node, and the reason.
 	$(BIN)/dratwin allocate -f examples/ --node p5-node-1 --claim ml/llama-70b-fp16-gpu || test $$? -eq 1
+	@# NVIDIA's ComputeDomain demos on a P6e-GB200 UltraServer: channels, and the IMEX daemons that follow.
+	$(BIN)/dratwin schedule -f examples/compute-domain/
 	@# What Karpenter would launch for the plan example, from zero (its MIG pods can never be provisioned: 1).
 	$(BIN)/dratwin plan -f examples/deviceclasses.yaml -f examples/plan/ || test $$? -eq 1
 

@@ -16,7 +16,8 @@ What is checked:
   disabled feature gates (``validation_gates``);
 - Pods and the pod templates of workloads: their resource claims (``validation_core``);
 - Karpenter's NodePool, NodeClaim and EC2NodeClass: the CRDs' rules and the NodePool runtime validation
-  (``validation_karpenter``);
+  (``validation_karpenter``); NVIDIA's ComputeDomain: its CRD's rules and the name of the template its
+  controller creates (``validation_compute_domain``);
 - across objects: DeviceClasses, claims and templates that are referenced but not in the input (or made
   by a controller of the input), requests named by containers, the admin-access namespace label
   (``validation_refs``), claims with EFA devices that several pods share (``validation_sharing``), the slices of
@@ -38,6 +39,7 @@ from dratwin.api.codec import (
     object_ref,
     pod_spec_of,
 )
+from dratwin.api.compute_domain import ComputeDomain
 from dratwin.api.core import Namespace, Node, Pod
 from dratwin.api.duplicates import merge_duplicates
 from dratwin.api.intake import note_problem, read_object
@@ -58,6 +60,7 @@ from dratwin.api.validation_base import (
     replacement_problem,
 )
 from dratwin.api.validation_claims import validate_claim_spec, validate_device_class
+from dratwin.api.validation_compute_domain import validate_compute_domain
 from dratwin.api.validation_core import validate_labels_and_annotations, validate_metadata, validate_pod_spec
 from dratwin.api.validation_formats import dns_label, dns_subdomain
 from dratwin.api.validation_gates import check_claim_gates, check_class_gates, check_slice_gates
@@ -183,6 +186,9 @@ def _check_typed(item: Checked, ctx: Context) -> None:
     elif isinstance(value, NodePool | NodeClaim | EC2NodeClass):
         validate_metadata(rep, value.metadata, namespaced=False)
         validate_karpenter_object(rep, value)
+    elif isinstance(value, ComputeDomain):
+        validate_metadata(rep, value.metadata, namespaced=True)
+        validate_compute_domain(rep, value)
 
 
 def _value_at(obj: LoadedObject, path: tuple[str | int, ...]) -> object:

@@ -47,6 +47,13 @@ from dratwin.catalog.offerings import (
     cheapest,
 )
 from dratwin.catalog.resources import NodeResources
+from dratwin.catalog.ultraservers import (
+    UltraServer,
+    UnknownUltraServerError,
+    ultraserver,
+    ultraservers,
+    ultraservers_of,
+)
 
 __all__ = [
     "DEFAULT_REGION",
@@ -74,8 +81,10 @@ __all__ = [
     "NodeResources",
     "Offering",
     "Requirements",
+    "UltraServer",
     "UnknownInstanceTypeError",
     "UnknownMigProfileError",
+    "UnknownUltraServerError",
     "captured_topology",
     "cheapest",
     "classic_memory",
@@ -84,4 +93,7 @@ __all__ = [
     "mig_layout",
     "neuron_shape",
     "neuron_shapes",
+    "ultraserver",
+    "ultraservers",
+    "ultraservers_of",
 ]

@@ -17,6 +17,7 @@ DATA_FILES = (
     "aws-general-instances.yaml",
     "aws-previous-gpu-instances.yaml",
     "dranet-efas.yaml",
+    "aws-ultraservers.yaml",
     "karpenter-dra-instance-device-metadata.yaml",
     "karpenter-instance-types.yaml",
     "neuron-devices.yaml",

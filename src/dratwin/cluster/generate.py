@@ -3,14 +3,16 @@
 ``generate(GenerateOptions(...))`` returns the objects as the API server would hand them to
 ``kubectl get nodes,resourceslices -o yaml``: plain dicts, deterministic (same options, same output).
 
-Nodes (Karpenter on EKS with the AL2023 NVIDIA/Neuron AMIs, or EKS Auto Mode):
+Nodes (Karpenter on EKS with the AL2023 NVIDIA/Neuron AMIs, EKS Auto Mode, or an EKS managed node group):
 
 - name ``ip-10-0-<a>-<b>.ec2.internal`` (``<region>.compute.internal`` outside us-east-1), or ``<prefix>-<n>``;
 - labels: Karpenter's instance labels for the type (from its generated instance-types page; ``eks.amazonaws.com/
   instance-*`` on Auto Mode), hostname, os/arch, zone/region (and their deprecated beta forms), capacity type
   on-demand, node pool and node class, ``nvidia.com/gpu.present`` on NVIDIA nodes (set by the AL2023 NVIDIA AMI;
   the NVIDIA DRA kubelet plugin only runs where it is set), and ``eks.amazonaws.com/device-manager-nvidia|efa``
-  from ``--gpu-manager`` / ``--efa-manager``;
+  from ``--gpu-manager`` / ``--efa-manager``; a managed node group's labels instead of Karpenter's with
+  ``node-group`` (:mod:`dratwin.cluster.node_groups`); on the instances of P6e-GB200 UltraServers, their NVLink
+  clique ``nvidia.com/gpu.clique`` and Capacity Block labels (:mod:`dratwin.cluster.nvlink_domains`);
 - capacity / allocatable: Karpenter's overhead model (``dratwin.catalog.resources``: kube-reserved cpu
   6/1/0.5/0.25 %, memory 11 MiB x max-pods + 255 MiB, eviction 100Mi, VM overhead 7.5 %), max pods = the
   ENI-limited value from Karpenter's page (110 where the page lacks the type), and the device plugins' extended
@@ -36,6 +38,8 @@ ResourceSlices, one pool per driver and node (pool name = node name, generation 
   pciAddress, pciDevice, pciVendor, pciSubsystem, rdma, rdmaDevice, numaNode and resource.kubernetes.io/pcieRoot;
   on trn types the addresses of the connected-device maps and DRANET's ``resource.aws.com/devicegroup*_id``
   (their PCIe roots and NUMA nodes are not known, so those two are left out).
+- ``compute-domain.nvidia.com`` (the NVIDIA DRA driver's ComputeDomain kubelet plugin) on UltraServer instances
+  only (the EKS guides enable ComputeDomains there and disable them elsewhere): ``channel-0`` and ``daemon-0``.
 
 Where the values come from: model attributes, memory and every PCIe root from Karpenter's DRA metadata;
 PCI bus IDs / addresses and NUMA nodes from the packaged captures (p5.48xlarge GPUs and EFAs, p4d.24xlarge
@@ -48,7 +52,7 @@ than invented. Types without Karpenter DRA metadata (g7e, g7, p6e-gb200, ...) ge
 EC2 catalog without pcieRoot or NUMA node, with a warning.
 
 Not modelled: DynamicMIG
-(partitionable devices and counters), consumable shares, VFIO passthrough, ComputeDomains (IMEX channels),
+(partitionable devices and counters), consumable shares, VFIO passthrough, host-managed IMEX,
 ENA interfaces (the EKS aws-dranet chart filters them out), addressingMode ATS (Grace), annotations,
 ``status.nodeInfo``, ``topology.k8s.aws/zone-id`` (account-specific), EFAs attached only on request.
 """
@@ -59,7 +63,7 @@ import hashlib
 import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dratwin.api.karpenter import AUTO_MODE_LABELS
@@ -85,12 +89,14 @@ from dratwin.cluster.neuron import (
     rdma_device,
     ultraserver_labels,
 )
+from dratwin.cluster.node_groups import karpenter_capacity_block_labels, node_group_labels
+from dratwin.cluster.nvlink_domains import COMPUTE_DOMAIN_DRIVER, Fabric, compute_domain_devices, expand_groups
 from dratwin.errors import InputError
 
 DRA, DEVICE_PLUGIN = "dra", "device-plugin"
 MANAGERS = (DRA, DEVICE_PLUGIN)
-KARPENTER, AUTO_MODE = "karpenter", "auto-mode"
-PROVISIONERS = (KARPENTER, AUTO_MODE)
+KARPENTER, AUTO_MODE, NODE_GROUP = "karpenter", "auto-mode", "node-group"
+PROVISIONERS = (KARPENTER, AUTO_MODE, NODE_GROUP)
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 MAX_NODES = 10_000
 
@@ -526,7 +532,8 @@ def _node_name(index: int, region: str, prefix: str | None) -> tuple[str, str]:
     return f"ip-{ip.replace('.', '-')}.{domain}", ip
 
 
-def _labels(plan: _TypePlan, options: GenerateOptions, name: str, place: Placement, region: str) -> dict[str, str]:
+def _labels(plan: _TypePlan, options: GenerateOptions, name: str, place: Placement, region: str,
+            fabric: Mapping[str, str]) -> dict[str, str]:
     it = plan.it
     labels: dict[str, str] = {}
     for key, value in it.well_known_labels().items():
@@ -565,12 +572,16 @@ def _labels(plan: _TypePlan, options: GenerateOptions, name: str, place: Placeme
     if it.efa_count:
         labels[MANAGER_LABEL_EFA] = options.efa_manager
     labels.update(ultraserver_labels(plan.neuron, place))
+    labels.update(fabric)
+    if options.provisioner == NODE_GROUP:
+        return node_group_labels(labels, options.nodepool, capacity_block=bool(fabric))
+    if fabric and options.provisioner == KARPENTER:
+        return karpenter_capacity_block_labels(labels, f"{options.nodepool}/{next(iter(fabric.values()))}")
     return dict(sorted(labels.items()))
 
 
-def _node(
-    plan: _TypePlan, options: GenerateOptions, name: str, ip: str, place: Placement, region: str
-) -> dict[str, Any]:
+def _node(plan: _TypePlan, options: GenerateOptions, name: str, ip: str, place: Placement, region: str,
+          fabric: Mapping[str, str]) -> dict[str, Any]:
     root = AUTO_MODE_ROOT_VOLUME_GIB if options.provisioner == AUTO_MODE else KARPENTER_ROOT_VOLUME_GIB
     resources = plan.it.node_resources(plan.extended, root)
     zone = place.zone
@@ -580,7 +591,8 @@ def _node(
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "uid": _uid("Node", name), "labels": _labels(plan, options, name, place, region)},
+        "metadata": {"name": name, "uid": _uid("Node", name),
+                     "labels": _labels(plan, options, name, place, region, fabric)},
         "spec": spec,
         "status": {
             "capacity": resources.capacity,
@@ -689,32 +701,41 @@ class GeneratedStream:
     region: str
     plans: list[_TypePlan]
     warnings: list[str]
+    fabrics: list[Fabric | None] = field(default_factory=list)  # per group: its UltraServers, if any
 
-    def _nodes(self) -> Iterator[tuple[_TypePlan, str, str, Placement]]:
+    def _nodes(self) -> Iterator[tuple[_TypePlan, str, str, Placement, dict[str, str]]]:
         index = 0
         zones = self.options.zones
-        for group_index, (plan, group) in enumerate(zip(self.plans, self.options.groups, strict=True)):
+        fabrics = self.fabrics or [None] * len(self.plans)
+        groups = zip(self.plans, self.options.groups, fabrics, strict=True)
+        for group_index, (plan, group, fabric) in enumerate(groups):
             # the nodes of one UltraServer share a zone; other nodes go round-robin over the zones
             together = plan.neuron.ultraserver if plan.neuron is not None and plan.neuron.ultraserver else 1
             start = index
             for position in range(group.count):
-                zone = zones[(index if together == 1 else start + position // together) % len(zones)]
+                if fabric is not None:
+                    spread = fabric.ordinal(position)
+                else:
+                    spread = index if together == 1 else start + position // together
                 name, ip = _node_name(index, self.region, self.options.name_prefix)
                 index += 1
-                yield plan, name, ip, Placement(zone, group_index, position)
+                labels = fabric.labels(position) if fabric is not None else {}
+                yield plan, name, ip, Placement(zones[spread % len(zones)], group_index, position), labels
 
     def nodes(self) -> Iterator[dict[str, Any]]:
-        for plan, name, ip, place in self._nodes():
-            yield _node(plan, self.options, name, ip, place, self.region)
+        for plan, name, ip, place, fabric in self._nodes():
+            yield _node(plan, self.options, name, ip, place, self.region, fabric)
 
     def slices(self) -> Iterator[dict[str, Any]]:
-        for plan, name, _, place in self._nodes():
+        for plan, name, _, place, fabric in self._nodes():
             if plan.gpu_dra and plan.gpus:
                 yield _slice(name, GPU_DRIVER, _gpu_devices(plan, name))
             if plan.neuron_dra and plan.neuron is not None:
                 yield _slice(name, NEURON_DRIVER, neuron_devices(plan.neuron, plan.it.name, place))
             if plan.efa_dra and plan.efas:
                 yield _slice(name, EFA_DRIVER, _efa_devices(plan))
+            if fabric:
+                yield _slice(name, COMPUTE_DOMAIN_DRIVER, compute_domain_devices())
 
     def objects(self) -> Iterator[dict[str, Any]]:
         """Nodes first, then ResourceSlices, as ``kubectl get nodes,resourceslices`` lists them."""
@@ -725,9 +746,12 @@ class GeneratedStream:
 def generate_stream(options: GenerateOptions, catalog: Catalog | None = None) -> GeneratedStream:
     """Plan ``options`` (GenerateError / UnknownInstanceTypeError for bad ones) and make objects on demand."""
     catalog = catalog or load_catalog()
-    region = _check_options(options)
     warnings: list[str] = []
     planner = _Planner(options, warnings)
+    expanded = expand_groups([(g.instance_type, g.count) for g in options.groups], planner.warn)
+    options = replace(options, groups=tuple(NodeGroup(e.instance_type, e.count) for e in expanded))
+    region = _check_options(options)
+    planner.options = options
     plans: dict[str, _TypePlan] = {}
     for group in options.groups:
         it = catalog.get(group.instance_type)
@@ -739,7 +763,10 @@ def generate_stream(options: GenerateOptions, catalog: Catalog | None = None) ->
             "(A100 on p4d/p4de, H100 on p5, H200 on p5e/p5en, B200 on p6-b200)"
         )
     per_group = [plans[catalog.get(group.instance_type).name] for group in options.groups]
-    return GeneratedStream(options, region, per_group, warnings)
+    if any(e.fabric for e in expanded) and options.provisioner == AUTO_MODE:
+        planner.warn("EKS Auto Mode launches no UltraServer instances (P6e-GB200 come from Capacity Blocks through "
+                     "managed or self-managed node groups, the EKS UltraServer guide): use --provisioner node-group")
+    return GeneratedStream(options, region, per_group, warnings, [e.fabric for e in expanded])
 
 
 def neuron_manager(options: GenerateOptions) -> str:

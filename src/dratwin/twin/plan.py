@@ -23,6 +23,7 @@ from dratwin.provisioner.consolidation import ConsolidationPlan, consolidate
 from dratwin.provisioner.solver import ANY_POOL, Plan, PodToPlace, Pool, Solver, TypeRejection, Unplaced
 from dratwin.twin.build import LoadedCluster, load_cluster
 from dratwin.twin.optimal import OptimalComparison, optimal_fleet
+from dratwin.twin.plan_compute_domain import split_compute_domain_pods
 from dratwin.twin.plan_devices import interface_warnings, neuron_note, split_auto_mode_neuron
 from dratwin.twin.plan_pools import (
     AUTO_MODE_DRA_VERSION,
@@ -78,7 +79,8 @@ def plan(
     pending, missing_class = _split_missing_classes(_pending(scheduled, loaded), loaded, options)
     pending, no_auto_dra = _split_auto_mode_dra(pending, options)
     pending, no_auto_neuron = split_auto_mode_neuron(pending, loaded.state.classes, options.auto_mode)
-    missing_class += no_auto_dra + no_auto_neuron
+    pending, compute_domain = split_compute_domain_pods(pending, dict(loaded.state.classes), pools)
+    missing_class += no_auto_dra + no_auto_neuron + compute_domain
     solver = Solver(pools, features, dict(loaded.state.classes), compiler)
     headroom = {p.name: {k: v - p.used.get(k, 0) for k, v in p.limits.items()} for p in pools if p.limits}
     result = PlanReport(scheduled, solver.solve(pending), pools, node_claims=_node_claims(objects))
