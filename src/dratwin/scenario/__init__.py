@@ -1,0 +1,1 @@
+"""Scenarios: what ``dratwin simulate`` is asked to run, read from a ``kind: Scenario`` file."""
