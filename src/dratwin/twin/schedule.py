@@ -118,14 +118,20 @@ def schedule(
 
 
 @contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(*, keep: bool = False) -> Iterator[None]:
     """No cyclic garbage collection while scheduling: the cluster holds millions of objects, a full
-    collection walks all of them, and a scheduling cycle makes almost no cyclic garbage."""
+    collection walks all of them, and a scheduling cycle makes almost no cyclic garbage.
+
+    With ``keep``, what was built meanwhile is moved out of the collector's sight (``gc.freeze``) before it
+    resumes, for objects that live until the command ends: the first collection after the pause would
+    otherwise walk every one of them (0.3 s after scheduling 5,000 pods)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if keep:
+            gc.freeze()
         if was_enabled:
             gc.enable()
 
