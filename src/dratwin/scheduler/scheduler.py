@@ -13,6 +13,8 @@ import heapq
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import compress, islice, repeat
+from operator import add, attrgetter, mul, ne
 from typing import Any
 
 import msgspec
@@ -29,7 +31,7 @@ from dratwin.scheduler.framework import (
     ScorePlugin,
     Status,
 )
-from dratwin.scheduler.node_selection import num_feasible_nodes_to_find, select_host
+from dratwin.scheduler.node_selection import num_feasible_nodes_to_find, pick_tied, select_index
 from dratwin.scheduler.plugins.dynamic_resources import DynamicResources, ExtendedRequest
 from dratwin.scheduler.preemption import find_preemption, fit_error_message, preemption_message
 
@@ -37,14 +39,42 @@ SHAPE_KEY = "PodShape"
 
 
 @dataclass(slots=True)
-class _Entry:
-    """One node's cached filter status (and raw scores, once scored) for one pod shape."""
+class _ShapeTable:
+    """One pod shape's filter outcomes (and raw scores, once scored), one slot per node position.
 
-    generation: int
+    A slot is valid while its node's generation is the one it was computed at and the cluster-wide DRA
+    version is ``dra_global``: outcomes are pure functions of those. The flat lists let a cycle find the
+    out-of-date slots and the feasible nodes among the valid ones without a Python loop over hundreds of
+    nodes (``map``, ``compress`` and slicing run in C)."""
+
     dra_global: int
-    ok: bool
-    status: Status
-    scores: tuple[int, ...] | None = None
+    generations: list[int]  # the node generation each slot was computed at; -1: never
+    ok: list[bool]
+    statuses: list[Status | None]
+    scores: list[tuple[int, ...] | None]
+
+    @classmethod
+    def empty(cls, count: int, dra_global: int) -> _ShapeTable:
+        return cls(dra_global, [-1] * count, [False] * count, [None] * count, [None] * count)
+
+    def out_of_date(self, nodes: list[NodeInfo], dra_global: int, start: int) -> list[int]:
+        """The positions to filter again, in the order a cycle starting at ``start`` walks them."""
+        if dra_global != self.dra_global:
+            self.dra_global = dra_global
+            self.generations = [-1] * len(nodes)
+        changed = list(compress(range(len(nodes)), map(ne, map(_GENERATION, nodes), self.generations)))
+        if not changed or changed[0] >= start:
+            return changed
+        return [p for p in changed if p >= start] + [p for p in changed if p < start]
+
+    def store(self, position: int, generation: int, status: Status) -> None:
+        self.generations[position] = generation
+        self.ok[position] = status.ok
+        self.statuses[position] = status
+        self.scores[position] = None
+
+
+_GENERATION = attrgetter("generation")
 
 
 @dataclass
@@ -106,7 +136,11 @@ class Scheduler:
         # Filter statuses and raw scores per pod shape and node position, valid while the node's
         # generation and the cluster-wide DRA version stay the same: they are pure functions of those,
         # and the pods of one template share a shape.
-        self._entries: dict[Any, list[_Entry | None]] = {}
+        self._tables: dict[Any, _ShapeTable] = {}
+        self._positions = list(range(len(self.node_order))) * 2  # a window of it is one cycle's walk order
+        # Equal rows of raw scores are one object, so that a cycle tells "all nodes score the same" (the
+        # common case: hundreds of equally empty nodes) by identity.
+        self._score_rows: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._spec_keys: dict[str, bytes] = {}
 
     def run(self, pods: Sequence[PodInfo], until: str | None = None) -> list[Attempt]:
@@ -163,35 +197,45 @@ class Scheduler:
     ) -> tuple[list[int], Status | None]:
         """Filter nodes from where the last cycle stopped until enough are feasible; their positions.
 
-        This loop runs for hundreds of nodes per pod, so it is written for speed: a node's status is
-        cached per pod shape and reused while the node's generation (bumped by pods and by its devices
-        changing hands) and the cluster-wide DRA version stay the same."""
-        wanted = num_feasible_nodes_to_find(len(nodes), self.profile.percentage_of_nodes_to_score)
-        feasible: list[int] = []
+        Only the nodes whose cached outcome for this pod shape is out of date are filtered again, when the
+        walk reaches them (so an error or a cost is met exactly where upstream's loop would meet it); the
+        runs of valid outcomes between them are taken in C. The rejected nodes' statuses go into
+        ``diagnosis`` only when no node is feasible: otherwise nothing reads them."""
         count = len(nodes)
-        entries = self._entries.get(state[SHAPE_KEY])
-        if entries is None:
-            entries = self._entries[state[SHAPE_KEY]] = [None] * count
-        dra_global = self.cluster.dra_global_version
-        start, checked = self.next_start_node, 0
-        for offset in range(count):
+        if not count:
+            return [], None
+        wanted = num_feasible_nodes_to_find(count, self.profile.percentage_of_nodes_to_score)
+        table = self._tables.get(state[SHAPE_KEY])
+        if table is None:
+            table = self._tables[state[SHAPE_KEY]] = _ShapeTable.empty(count, self.cluster.dra_global_version)
+        start = self.next_start_node
+        walk = self._positions[start:start + count]
+        ok = table.ok[start:] + table.ok[:start]  # in walk order; stale slots are decided below
+        feasible: list[int] = []
+        checked, done = count, 0
+        for position in [*table.out_of_date(nodes, self.cluster.dra_global_version, start), None]:
+            end = count if position is None else (position - start) % count
+            feasible += islice(compress(walk[done:end], ok[done:end]), wanted - len(feasible))
             if len(feasible) >= wanted:
+                checked = (feasible[-1] - start) % count + 1
                 break
-            index = (start + offset) % count
-            node = nodes[index]
-            checked += 1
-            entry = entries[index]
-            if entry is None or entry.generation != node.generation or entry.dra_global != dra_global:
-                status = self._run_filters(state, pod, node)
-                if status.code is Code.ERROR:
-                    return [], status
-                entry = entries[index] = _Entry(node.generation, dra_global, status.ok, status)
-            if entry.ok:
-                feasible.append(index)
-            else:
-                diagnosis.nodes[node.name] = entry.status
-        if count:
-            self.next_start_node = (start + checked) % count
+            if position is None:
+                break
+            node = nodes[position]
+            status = self._run_filters(state, pod, node)
+            if status.code is Code.ERROR:
+                return [], status
+            table.store(position, node.generation, status)
+            done = end + 1
+            if status.ok:
+                feasible.append(position)
+                if len(feasible) >= wanted:
+                    checked = done
+                    break
+        self.next_start_node = (start + checked) % count
+        if not feasible:
+            rejections = ((nodes[p].name, table.statuses[p]) for p in walk)
+            diagnosis.nodes.update((name, status) for name, status in rejections if status is not None)
         return feasible, None
 
     def _shape(self, state: CycleState, pod: PodInfo) -> tuple[Any, ...]:
@@ -211,27 +255,27 @@ class Scheduler:
 
     def _select(self, state: CycleState, pod: PodInfo, feasible: list[int]) -> str:
         nodes = self.node_order
-        entries = self._entries[state[SHAPE_KEY]]
-        raw = []
-        for index in feasible:
-            entry = entries[index]
-            assert entry is not None
-            if entry.scores is None:
-                self.profile.dra.filter(state, pod, nodes[index])  # the DRA score reads this outcome
-                entry.scores = tuple(plugin.score(state, pod, nodes[index]) for plugin in self.profile.scores)
-            raw.append(entry.scores)
-        totals = [0] * len(feasible)
-        for column_index, plugin in enumerate(self.profile.scores):
-            column = [scores[column_index] for scores in raw]
-            if min(column) == max(column):
+        table = self._tables[state[SHAPE_KEY]]
+        raw = list(map(table.scores.__getitem__, feasible))
+        if None in raw:
+            for i, position in enumerate(feasible):
+                if raw[i] is None:
+                    node = nodes[position]
+                    self.profile.dra.filter(state, pod, node)  # the DRA score reads this outcome
+                    scores = tuple(p.score(state, pod, node) for p in self.profile.scores)
+                    raw[i] = table.scores[position] = self._score_rows.setdefault(scores, scores)
+        if raw.count(raw[0]) == len(raw):  # the rows are interned: one identity test per node
+            return nodes[feasible[pick_tied(len(feasible), self.rng)]].name  # every node scores the same
+        totals: list[int] = [0] * len(feasible)
+        for plugin, column in zip(self.profile.scores, zip(*raw, strict=True), strict=True):
+            if column.count(column[0]) == len(column):
                 continue  # equal raw scores normalize to equal scores: they cannot change the choice
             if getattr(plugin, "normalizes", True):
                 named = {nodes[index].name: column[i] for i, index in enumerate(feasible)}
                 plugin.normalize(state, pod, named)
-                column = [named[nodes[index].name] for index in feasible]
-            weight = plugin.weight
-            totals = [total + value * weight for total, value in zip(totals, column, strict=True)]
-        return select_host([(nodes[index].name, totals[i]) for i, index in enumerate(feasible)], self.rng)
+                column = tuple(named[nodes[index].name] for index in feasible)
+            totals = list(map(add, totals, map(mul, column, repeat(plugin.weight))))
+        return nodes[feasible[select_index(totals, self.rng)]].name
 
     def _post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> Attempt:
         nodes = self.node_order
