@@ -31,7 +31,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO, TypeVar, cast
 
 import msgspec
 import yaml
@@ -56,6 +56,7 @@ from dratwin.api.yaml_reader import resolve_plain
 from dratwin.errors import InputError, ObjectDecodeError
 
 S = TypeVar("S", bound=msgspec.Struct)
+V = TypeVar("V")
 
 RESOURCE_GROUP = "resource.k8s.io"
 
@@ -270,6 +271,21 @@ def decode_as(raw: Any, type_: type[S], ref: str, prefix: FieldPath = ()) -> S:
     except msgspec.ValidationError as error:
         path, detail = _locate(cleaned, type_, str(error))
         raise FieldDecodeError(ref, prefix + path, detail) from error
+
+
+def copy_raw(value: V) -> V:
+    """A deep copy of a decoded manifest, as ``copy.deepcopy`` makes it but several times faster: the dicts
+    and lists of JSON and YAML are copied, scalars need no copy, and there is no cycle or other type to
+    dispatch on (the controllers copy every pod template and claim spec). A value that appears twice (a
+    YAML alias) becomes two independent copies."""
+    kind = type(value)
+    if kind is dict:
+        return cast(V, {k: copy_raw(v) for k, v in cast(dict[Any, Any], value).items()})
+    if kind is list:
+        return cast(V, [copy_raw(v) for v in cast(list[Any], value)])
+    if isinstance(value, dict | list | set | bytearray):  # not from a reader; copied the general way
+        return copy.deepcopy(value)
+    return value
 
 
 def strip_nulls(value: Any) -> Any:

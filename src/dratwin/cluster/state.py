@@ -8,7 +8,6 @@ own mutable copies.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +17,7 @@ import msgspec
 from dratwin.allocator.features import Features
 from dratwin.allocator.pools import SliceIndex
 from dratwin.allocator.state import AllocatedState, DeviceID
+from dratwin.api.codec import copy_raw
 from dratwin.api.core import Node, Pod
 from dratwin.api.resource import (
     AllocationResult,
@@ -163,7 +163,7 @@ class ClusterState:
         self.update_claim(key, reserve(self.claims[key].raw, pod_raw))
 
     def deallocate_claim(self, key: str) -> None:
-        raw = copy.deepcopy(self.claims[key].raw)
+        raw = copy_raw(self.claims[key].raw)
         status = raw.get("status") or {}
         status.pop("allocation", None)
         status.pop("reservedFor", None)

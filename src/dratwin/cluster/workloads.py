@@ -27,7 +27,6 @@ pod-template-hash collision counts, ``minReadySeconds``.
 
 from __future__ import annotations
 
-import copy
 import difflib
 import json
 import random
@@ -38,7 +37,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from dratwin.api.codec import decode_as, split_api_version
+from dratwin.api.codec import copy_raw, decode_as, split_api_version
 from dratwin.api.meta import ObjectMeta
 from dratwin.api.workloads import (
     Deployment,
@@ -504,7 +503,7 @@ class _Expansion:
         """``controller.GetPodFromTemplate``: labels, annotations, finalizers and a copy of the spec."""
         meta = template.get("metadata") or {}
         return _Draft(dict(meta.get("labels") or {}), dict(meta.get("annotations") or {}),
-                      list(meta.get("finalizers") or []), copy.deepcopy(template.get("spec") or {}))
+                      list(meta.get("finalizers") or []), copy_raw(template.get("spec") or {}))
 
     def _emit_pod(self, draft: _Draft, namespace: str, name: str, generate_name: str, owner: Raw) -> Raw:
         metadata: Raw = {"name": name}
@@ -531,7 +530,7 @@ class _Expansion:
         self.pods.append(pod)
 
     def _bare_pod(self, raw: Raw) -> None:
-        pod = copy.deepcopy(raw)
+        pod = copy_raw(raw)
         meta = pod.setdefault("metadata", {})
         namespace, name, uid = self._identity(raw)
         if (namespace, name) in self.emitted:
@@ -558,7 +557,7 @@ class _Expansion:
         ref = f"Deployment {namespace}/{name}"
         deployment = decode_as(raw, Deployment, ref)
         spec = deployment.spec
-        template = copy.deepcopy((raw.get("spec") or {}).get("template") or {})
+        template = copy_raw((raw.get("spec") or {}).get("template") or {})
         labels = dict((template.get("metadata") or {}).get("labels") or {})
         if not (self._check_non_negative(ref, "Deployment", "Deployment.apps", name, {"spec.replicas": spec.replicas})
                 and self._check_selector(ref, "Deployment", "Deployment.apps", name, spec.selector, labels)
@@ -572,7 +571,7 @@ class _Expansion:
         pod_hash = template_hash(template)
         template_meta = template.setdefault("metadata", {})
         template_meta["labels"] = {**labels, POD_TEMPLATE_HASH_LABEL: pod_hash}
-        selector = copy.deepcopy((raw.get("spec") or {}).get("selector") or {})
+        selector = copy_raw((raw.get("spec") or {}).get("selector") or {})
         selector["matchLabels"] = {**(selector.get("matchLabels") or {}), POD_TEMPLATE_HASH_LABEL: pod_hash}
         rs_name = f"{name}-{pod_hash}"
         annotations = {k: v for k, v in ((raw.get("metadata") or {}).get("annotations") or {}).items()
@@ -697,7 +696,7 @@ class _Expansion:
         ref = f"Job {namespace}/{name}"
         job = decode_as(raw, Job, ref)
         spec = job.spec
-        template = copy.deepcopy((raw.get("spec") or {}).get("template") or {})
+        template = copy_raw((raw.get("spec") or {}).get("template") or {})
         template_meta = template.setdefault("metadata", {})
         labels: Raw = dict(template_meta.get("labels") or {})
         selector = spec.selector
