@@ -85,8 +85,14 @@ class ClusterState:
     device_views: dict[int, CelDevice] = field(default_factory=dict)
     # The DeviceTaintRules behind the taints of a device in ``slices`` (for explanations).
     taint_sources: dict[DeviceID, list[RuleTaint]] = field(default_factory=dict)
+    # Every change of a node, in order (NodeInfo.changed): read by the scheduler to find out-of-date outcomes.
+    node_journal: list[NodeInfo] = field(default_factory=list)
     _index: SliceIndex | None = None
     _pool_nodes: dict[tuple[str, str], str | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for info in self.nodes.values():  # a state built from another's (copied) nodes keeps its own journal
+            info.journal = self.node_journal
 
     # ---- reading -----------------------------------------------------------------------------------
 
@@ -110,6 +116,7 @@ class ClusterState:
 
     def add_node(self, raw: Raw, node: Node, info: NodeInfo) -> None:
         self.nodes[node.metadata.name] = info
+        info.journal = self.node_journal
         self.node_raw[node.metadata.name] = raw
         self.record("Added", "Node", node.metadata.name)
 
@@ -224,7 +231,7 @@ class ClusterState:
                 self.dra_version[node] = self.dra_version.get(node, 0) + 1
                 info = self.nodes.get(node)
                 if info is not None:
-                    info.generation += 1
+                    info.changed()
 
 
 def _decode_claim(raw: Raw) -> ResourceClaim:

@@ -225,7 +225,7 @@ def add_pod(node: NodeInfo, pod: PodInfo) -> None:
     for name, amount in _scoring(pod).items():
         if name in (CPU, MEMORY):
             node.non_zero_requested[name] = node.non_zero_requested.get(name, 0) + amount
-    node.generation += 1
+    node.changed()
 
 
 def _scoring(pod: PodInfo) -> Resources:
@@ -249,7 +249,7 @@ def remove_pod(node: NodeInfo, pod: PodInfo) -> None:
     for name, amount in _scoring(booked).items():
         if name in (CPU, MEMORY):
             node.non_zero_requested[name] = node.non_zero_requested.get(name, 0) - amount
-    node.generation += 1
+    node.changed()
 
 
 def copy_node_info(node: NodeInfo) -> NodeInfo:

@@ -14,7 +14,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice, repeat
-from operator import add, attrgetter, mul, ne
+from operator import add, mul
 from typing import Any
 
 import msgspec
@@ -42,39 +42,45 @@ SHAPE_KEY = "PodShape"
 class _ShapeTable:
     """One pod shape's filter outcomes (and raw scores, once scored), one slot per node position.
 
-    A slot is valid while its node's generation is the one it was computed at and the cluster-wide DRA
-    version is ``dra_global``: outcomes are pure functions of those. The flat lists let a cycle find the
-    out-of-date slots and the feasible nodes among the valid ones without a Python loop over hundreds of
-    nodes (``map``, ``compress`` and slicing run in C)."""
+    A slot is valid until its node changes (the cluster's node journal names it) or the cluster-wide DRA
+    version moves on: outcomes are pure functions of those. The flat lists let a cycle take the feasible
+    nodes among the valid slots without a Python loop over hundreds of nodes (``compress`` and slicing run
+    in C); only the out-of-date slots are filtered again, one by one."""
 
     dra_global: int
-    generations: list[int]  # the node generation each slot was computed at; -1: never
+    seen: int  # how many journal entries are taken into account
+    stale: set[int]  # positions whose outcome is out of date (or was never computed)
     ok: list[bool]
     statuses: list[Status | None]
     scores: list[tuple[int, ...] | None]
 
     @classmethod
-    def empty(cls, count: int, dra_global: int) -> _ShapeTable:
-        return cls(dra_global, [-1] * count, [False] * count, [None] * count, [None] * count)
+    def empty(cls, count: int, dra_global: int, seen: int) -> _ShapeTable:
+        return cls(dra_global, seen, set(range(count)), [False] * count, [None] * count, [None] * count)
 
-    def out_of_date(self, nodes: list[NodeInfo], dra_global: int, start: int) -> list[int]:
+    def out_of_date(self, journal: list[NodeInfo], positions: dict[int, int], dra_global: int, start: int,
+                    count: int) -> list[int]:
         """The positions to filter again, in the order a cycle starting at ``start`` walks them."""
         if dra_global != self.dra_global:
             self.dra_global = dra_global
-            self.generations = [-1] * len(nodes)
-        changed = list(compress(range(len(nodes)), map(ne, map(_GENERATION, nodes), self.generations)))
-        if not changed or changed[0] >= start:
-            return changed
-        return [p for p in changed if p >= start] + [p for p in changed if p < start]
+            self.stale = set(range(count))
+        elif len(journal) > self.seen:
+            changed = (positions.get(id(node)) for node in journal[self.seen :])
+            self.stale.update(p for p in changed if p is not None)
+        self.seen = len(journal)
+        stale = self.stale
+        if len(stale) > _FEW:
+            return [p for p in range(start, count) if p in stale] + [p for p in range(start) if p in stale]
+        return sorted(stale, key=lambda p: (p - start) % count)
 
-    def store(self, position: int, generation: int, status: Status) -> None:
-        self.generations[position] = generation
+    def store(self, position: int, status: Status) -> None:
+        self.stale.discard(position)
         self.ok[position] = status.ok
         self.statuses[position] = status
         self.scores[position] = None
 
 
-_GENERATION = attrgetter("generation")
+_FEW = 32  # below this many out-of-date slots, sorting them beats scanning every position
 
 
 @dataclass
@@ -137,6 +143,9 @@ class Scheduler:
         # generation and the cluster-wide DRA version stay the same: they are pure functions of those,
         # and the pods of one template share a shape.
         self._tables: dict[Any, _ShapeTable] = {}
+        self._journal = cluster.node_journal
+        assert all(n.journal is self._journal for n in self.node_order), "a node outside the cluster's journal"
+        self._position_of = {id(n): i for i, n in enumerate(self.node_order)}
         self._positions = list(range(len(self.node_order))) * 2  # a window of it is one cycle's walk order
         # Equal rows of raw scores are one object, so that a cycle tells "all nodes score the same" (the
         # common case: hundreds of equally empty nodes) by identity.
@@ -207,13 +216,15 @@ class Scheduler:
         wanted = num_feasible_nodes_to_find(count, self.profile.percentage_of_nodes_to_score)
         table = self._tables.get(state[SHAPE_KEY])
         if table is None:
-            table = self._tables[state[SHAPE_KEY]] = _ShapeTable.empty(count, self.cluster.dra_global_version)
+            dra_global = self.cluster.dra_global_version
+            table = self._tables[state[SHAPE_KEY]] = _ShapeTable.empty(count, dra_global, len(self._journal))
         start = self.next_start_node
         walk = self._positions[start:start + count]
         ok = table.ok[start:] + table.ok[:start]  # in walk order; stale slots are decided below
         feasible: list[int] = []
         checked, done = count, 0
-        for position in [*table.out_of_date(nodes, self.cluster.dra_global_version, start), None]:
+        stale = table.out_of_date(self._journal, self._position_of, self.cluster.dra_global_version, start, count)
+        for position in [*stale, None]:
             end = count if position is None else (position - start) % count
             feasible += islice(compress(walk[done:end], ok[done:end]), wanted - len(feasible))
             if len(feasible) >= wanted:
@@ -225,7 +236,7 @@ class Scheduler:
             status = self._run_filters(state, pod, node)
             if status.code is Code.ERROR:
                 return [], status
-            table.store(position, node.generation, status)
+            table.store(position, status)
             done = end + 1
             if status.ok:
                 feasible.append(position)
