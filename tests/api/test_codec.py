@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 import yaml
@@ -12,6 +13,7 @@ from dratwin.api.codec import (
     MapKey,
     Support,
     classify,
+    copy_raw,
     decode,
     dump_json,
     dump_yaml,
@@ -162,3 +164,32 @@ def test_pod_decodes_resource_claims() -> None:
     assert isinstance(pod, Pod)
     assert pod.spec.resource_claims[0].resource_claim_template_name == "t"
     assert pod.spec.containers[0].resources.claims[0].name == "g"
+
+
+COPY_CASES = [
+    pytest.param(load_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {a: b}}\n"
+                           "spec: {containers: [{name: c, args: [x, '1'], resources: {limits: {cpu: 1}}}]}\n")[0].raw,
+                 id="pod-as-read"),
+    pytest.param({"spec": {"containers": [{"name": "c", "env": [{"name": "A", "value": None}]}], "replicas": 2.5}},
+                 id="nulls-and-numbers"),
+    pytest.param({"spec": {"containers": [], "tags": {"x", "y"}}}, id="a-set-copied-the-general-way"),
+]
+
+
+@pytest.mark.parametrize("raw", COPY_CASES)
+def test_copy_raw_is_a_deep_copy(raw: dict[str, Any]) -> None:
+    copied = copy_raw(raw)
+    assert copied == raw
+    before = json.dumps(raw, sort_keys=True, default=sorted)
+    copied["spec"]["added"] = True
+    copied["spec"]["containers"].append({"name": "more"})
+    if "tags" in copied["spec"]:
+        copied["spec"]["tags"].add("z")
+    assert json.dumps(raw, sort_keys=True, default=sorted) == before, "the original must not change"
+
+
+def test_copy_raw_makes_an_alias_two_independent_values() -> None:
+    [obj] = load_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: &l {a: b}, annotations: *l}\n")
+    copied = copy_raw(obj.raw)
+    copied["metadata"]["labels"]["a"] = "changed"
+    assert copied["metadata"]["annotations"] == {"a": "b"}
