@@ -133,5 +133,7 @@ class ScorePlugin(Protocol):
         ...
 
     def normalize(self, state: CycleState, pod: PodInfo, scores: dict[str, int]) -> None:
-        """Rewrite ``scores`` (node name -> raw score) in place to 0..MAX_NODE_SCORE."""
+        """Rewrite ``scores`` (label -> raw score) in place to 0..MAX_NODE_SCORE, from the values alone (as
+        upstream's normalizers do): a label names one node, or all the nodes of a cycle with the same raw
+        scores, which the scheduler scores once."""
         ...

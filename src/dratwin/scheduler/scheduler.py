@@ -13,8 +13,7 @@ import heapq
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import compress, islice, repeat
-from operator import add, mul
+from itertools import compress, islice
 from typing import Any
 
 import msgspec
@@ -31,7 +30,7 @@ from dratwin.scheduler.framework import (
     ScorePlugin,
     Status,
 )
-from dratwin.scheduler.node_selection import num_feasible_nodes_to_find, pick_tied, select_index
+from dratwin.scheduler.node_selection import num_feasible_nodes_to_find, pick_tied
 from dratwin.scheduler.plugins.dynamic_resources import DynamicResources, ExtendedRequest
 from dratwin.scheduler.preemption import find_preemption, fit_error_message, preemption_message
 
@@ -52,11 +51,11 @@ class _ShapeTable:
     stale: set[int]  # positions whose outcome is out of date (or was never computed)
     ok: list[bool]
     statuses: list[Status | None]
-    scores: list[tuple[int, ...] | None]
+    rows: list[int]  # the number of each node's row of raw scores (Scheduler._row_id), once scored
 
     @classmethod
     def empty(cls, count: int, dra_global: int, seen: int) -> _ShapeTable:
-        return cls(dra_global, seen, set(range(count)), [False] * count, [None] * count, [None] * count)
+        return cls(dra_global, seen, set(range(count)), [False] * count, [None] * count, [_UNSCORED] * count)
 
     def out_of_date(self, journal: list[NodeInfo], positions: dict[int, int], dra_global: int, start: int,
                     count: int) -> list[int]:
@@ -77,10 +76,11 @@ class _ShapeTable:
         self.stale.discard(position)
         self.ok[position] = status.ok
         self.statuses[position] = status
-        self.scores[position] = None
+        self.rows[position] = _UNSCORED
 
 
 _FEW = 32  # below this many out-of-date slots, sorting them beats scanning every position
+_UNSCORED = -1
 
 
 @dataclass
@@ -147,9 +147,10 @@ class Scheduler:
         assert all(n.journal is self._journal for n in self.node_order), "a node outside the cluster's journal"
         self._position_of = {id(n): i for i, n in enumerate(self.node_order)}
         self._positions = list(range(len(self.node_order))) * 2  # a window of it is one cycle's walk order
-        # Equal rows of raw scores are one object, so that a cycle tells "all nodes score the same" (the
-        # common case: hundreds of equally empty nodes) by identity.
-        self._score_rows: dict[tuple[int, ...], tuple[int, ...]] = {}
+        # Each distinct row of raw scores (one per score plugin) gets a number: a shape's table keeps the
+        # number per node, and a cycle scores its distinct rows, not its hundreds of nodes.
+        self._rows: dict[tuple[int, ...], int] = {}
+        self._row_values: list[tuple[int, ...]] = []
         self._spec_keys: dict[str, bytes] = {}
 
     def run(self, pods: Sequence[PodInfo], until: str | None = None) -> list[Attempt]:
@@ -265,28 +266,45 @@ class Scheduler:
         return Status()
 
     def _select(self, state: CycleState, pod: PodInfo, feasible: list[int]) -> str:
+        """Score, normalize and pick as kube-scheduler does, computed once per distinct row of raw scores:
+        normalizing reads only the values (and their highest), so nodes with equal raw scores get equal
+        totals, and hundreds of nodes usually share two or three rows."""
         nodes = self.node_order
         table = self._tables[state[SHAPE_KEY]]
-        raw = list(map(table.scores.__getitem__, feasible))
-        if None in raw:
+        ids = list(map(table.rows.__getitem__, feasible))
+        if _UNSCORED in ids:
             for i, position in enumerate(feasible):
-                if raw[i] is None:
+                if ids[i] == _UNSCORED:
                     node = nodes[position]
                     self.profile.dra.filter(state, pod, node)  # the DRA score reads this outcome
-                    scores = tuple(p.score(state, pod, node) for p in self.profile.scores)
-                    raw[i] = table.scores[position] = self._score_rows.setdefault(scores, scores)
-        if raw.count(raw[0]) == len(raw):  # the rows are interned: one identity test per node
+                    ids[i] = table.rows[position] = self._row_id(tuple(p.score(state, pod, node)
+                                                                        for p in self.profile.scores))
+        distinct = sorted(set(ids))
+        if len(distinct) == 1:
             return nodes[feasible[pick_tied(len(feasible), self.rng)]].name  # every node scores the same
-        totals: list[int] = [0] * len(feasible)
-        for plugin, column in zip(self.profile.scores, zip(*raw, strict=True), strict=True):
-            if column.count(column[0]) == len(column):
+        totals = dict.fromkeys(distinct, 0)
+        for column_index, plugin in enumerate(self.profile.scores):
+            column = {row: self._row_values[row][column_index] for row in distinct}
+            values = list(column.values())
+            if values.count(values[0]) == len(values):
                 continue  # equal raw scores normalize to equal scores: they cannot change the choice
             if getattr(plugin, "normalizes", True):
-                named = {nodes[index].name: column[i] for i, index in enumerate(feasible)}
-                plugin.normalize(state, pod, named)
-                column = tuple(named[nodes[index].name] for index in feasible)
-            totals = list(map(add, totals, map(mul, column, repeat(plugin.weight))))
-        return nodes[feasible[select_index(totals, self.rng)]].name
+                labelled = {str(row): value for row, value in column.items()}
+                plugin.normalize(state, pod, labelled)
+                column = {row: labelled[str(row)] for row in distinct}
+            for row in distinct:
+                totals[row] += column[row] * plugin.weight
+        best = max(totals.values())
+        winners = {row for row, total in totals.items() if total == best}
+        tied = list(compress(feasible, map(winners.__contains__, ids)))
+        return nodes[tied[pick_tied(len(tied), self.rng)]].name
+
+    def _row_id(self, scores: tuple[int, ...]) -> int:
+        row = self._rows.get(scores)
+        if row is None:
+            row = self._rows[scores] = len(self._row_values)
+            self._row_values.append(scores)
+        return row
 
     def _post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> Attempt:
         nodes = self.node_order
