@@ -139,9 +139,14 @@ def _container_requests(container: Container, pod: str, non_missing: bool) -> _E
     for name, limit in _parse_list(resources.limits, f"{where}: resources.limits").items():
         requests.setdefault(name, limit)
     if non_missing:
-        requests.setdefault(CPU, Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000))
-        requests.setdefault(MEMORY, Fraction(DEFAULT_MEMORY_REQUEST))
+        requests.setdefault(CPU, _DEFAULT_CPU)
+        requests.setdefault(MEMORY, _DEFAULT_MEMORY)
     return requests
+
+
+# Built once: a Fraction costs microseconds to make, and every container of every pod may take these.
+_DEFAULT_CPU = Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000)
+_DEFAULT_MEMORY = Fraction(DEFAULT_MEMORY_REQUEST)
 
 
 def _parse_list(values: Mapping[str, str | int | float], where: str) -> _Exact:
@@ -156,7 +161,7 @@ def _parse_list(values: Mapping[str, str | int | float], where: str) -> _Exact:
 
 def _add(into: _Exact, other: Mapping[str, Fraction]) -> None:
     for name, value in other.items():
-        into[name] = into.get(name, Fraction(0)) + value
+        into[name] = into[name] + value if name in into else value  # no Fraction(0) to make and add
 
 
 def _max(into: _Exact, other: Mapping[str, Fraction]) -> None:
