@@ -439,9 +439,11 @@ def dump_json(raws: Sequence[dict[str, Any]]) -> str:
 def format_json(value: Any, indent: int = 4, default: Callable[[Any], Any] | None = str) -> str:
     """``json.dumps(value, indent=indent, ensure_ascii=False, default=default)``, five times faster on large
     values: the standard library's C encoder writes it compactly (its indenting encoder is pure Python), and
-    msgspec lays it out; the text is the same. NaN, which msgspec rightly refuses, takes the slow way."""
+    msgspec lays it out; the text is the same. NaN, which msgspec rightly refuses, takes the slow way. The
+    values are decoded manifests and what dratwin builds from them, never cyclic (the loader refuses an
+    alias inside its own anchor): the encoder need not keep a memo of every container to find a cycle."""
     try:
-        compact = json.dumps(value, ensure_ascii=False, default=default, separators=(",", ":"))
+        compact = json.dumps(value, ensure_ascii=False, default=default, separators=(",", ":"), check_circular=False)
         return msgspec.json.format(compact, indent=indent)
     except msgspec.DecodeError:
         return json.dumps(value, indent=indent, ensure_ascii=False, default=default)

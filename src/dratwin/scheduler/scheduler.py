@@ -272,13 +272,13 @@ class Scheduler:
         nodes = self.node_order
         table = self._tables[state[SHAPE_KEY]]
         ids = list(map(table.rows.__getitem__, feasible))
-        if _UNSCORED in ids:
-            for i, position in enumerate(feasible):
-                if ids[i] == _UNSCORED:
-                    node = nodes[position]
-                    self.profile.dra.filter(state, pod, node)  # the DRA score reads this outcome
-                    ids[i] = table.rows[position] = self._row_id(tuple(p.score(state, pod, node)
-                                                                        for p in self.profile.scores))
+        i = -1
+        while _UNSCORED in ids:  # usually one: the node the last pod went to (found by C searches, not a loop)
+            i = ids.index(_UNSCORED, i + 1)
+            position = feasible[i]
+            node = nodes[position]
+            self.profile.dra.filter(state, pod, node)  # the DRA score reads this outcome
+            ids[i] = table.rows[position] = self._row_id(tuple(p.score(state, pod, node) for p in self.profile.scores))
         distinct = sorted(set(ids))
         if len(distinct) == 1:
             return nodes[feasible[pick_tied(len(feasible), self.rng)]].name  # every node scores the same
