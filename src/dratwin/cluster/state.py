@@ -23,6 +23,7 @@ from dratwin.api.resource import (
     AllocationResult,
     DeviceClass,
     ResourceClaim,
+    ResourceClaimConsumerReference,
     ResourceClaimTemplate,
     ResourceSlice,
 )
@@ -167,7 +168,16 @@ class ClusterState:
         self.update_claim(key, {**current, "metadata": meta, "status": status})
 
     def reserve_claim(self, key: str, pod_raw: Raw) -> None:
-        self.update_claim(key, reserve(self.claims[key].raw, pod_raw))
+        """The pod joins the claim's ``status.reservedFor`` (the DRA plugin's PreBind)."""
+        record = self.claims[key]
+        raw = reserve(record.raw, pod_raw)
+        # Only status.reservedFor changes (never the allocation): the typed claim takes the new list, and
+        # the rest of it, decoded from the same fields, stays; once per scheduled pod and claim.
+        entries = (raw.get("status") or {}).get("reservedFor") or []
+        reserved = msgspec.convert(entries, list[ResourceClaimConsumerReference], strict=False)
+        status = msgspec.structs.replace(record.claim.status, reserved_for=reserved)
+        record.raw, record.claim = raw, msgspec.structs.replace(record.claim, status=status)
+        self.record("Modified", "ResourceClaim", key)
 
     def deallocate_claim(self, key: str) -> None:
         raw = copy_raw(self.claims[key].raw)
