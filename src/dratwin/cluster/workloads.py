@@ -538,8 +538,11 @@ class _Expansion:
         self.pods.append(pod)
 
     def _bare_pod(self, raw: Raw) -> None:
-        pod = copy_raw(raw)
-        meta = pod.setdefault("metadata", {})
+        # Copy on write: admission changes metadata, spec and status at their top level only, so those three
+        # are copied and everything below them (containers, volumes...) is shared with the input object,
+        # which nothing changes; a deep copy of every pod cost a tenth of loading 5,000 of them.
+        pod = dict(raw)
+        meta = pod["metadata"] = dict(raw.get("metadata") or {})
         namespace, name, uid = self._identity(raw)
         if (namespace, name) in self.emitted:
             self._reject(f"Pod {namespace}/{name}", "creation", "Pod", name, 1, f'pods "{name}" already exists',
@@ -548,12 +551,12 @@ class _Expansion:
         meta["name"], meta["namespace"] = name, namespace
         meta.setdefault("uid", uid)
         meta.setdefault("creationTimestamp", self.now)
-        spec = pod.setdefault("spec", {})
+        spec = pod["spec"] = dict(raw.get("spec") or {})
         priority = self._admit(f"Pod {namespace}/{name}", spec, name, 1)
         if priority is None:
             return
         _apply_priority(spec, priority)
-        status = pod.setdefault("status", {})
+        status = pod["status"] = dict(raw.get("status") or {})
         status.setdefault("phase", "Pending")
         self._add_pod(pod, namespace, name)
 
