@@ -433,20 +433,31 @@ def dump_yaml(raws: Sequence[dict[str, Any]]) -> str:
 
 def dump_json(raws: Sequence[dict[str, Any]]) -> str:
     """JSON indented like ``kubectl get -o json``, keys in the order written."""
-    return format_json(as_list_or_object(raws)) + "\n"
+    return dump_json_bytes(raws).decode()
+
+
+def dump_json_bytes(raws: Sequence[dict[str, Any]]) -> bytes:
+    """:func:`dump_json`'s text as UTF-8, made without the str (large outputs go to a file as they are)."""
+    return format_json_bytes(as_list_or_object(raws)) + b"\n"
 
 
 def format_json(value: Any, indent: int = 4, default: Callable[[Any], Any] | None = str) -> str:
-    """``json.dumps(value, indent=indent, ensure_ascii=False, default=default)``, five times faster on large
-    values: the standard library's C encoder writes it compactly (its indenting encoder is pure Python), and
-    msgspec lays it out; the text is the same. NaN, which msgspec rightly refuses, takes the slow way. The
-    values are decoded manifests and what dratwin builds from them, never cyclic (the loader refuses an
-    alias inside its own anchor): the encoder need not keep a memo of every container to find a cycle."""
+    """``json.dumps(value, indent=indent, ensure_ascii=False, default=default)``; see :func:`format_json_bytes`."""
+    return format_json_bytes(value, indent, default).decode()
+
+
+def format_json_bytes(value: Any, indent: int = 4, default: Callable[[Any], Any] | None = str) -> bytes:
+    """``json.dumps(value, indent=indent, ensure_ascii=False, default=default)`` as UTF-8, five times faster on
+    large values: the standard library's C encoder writes it compactly (its indenting encoder is pure Python),
+    and msgspec lays it out (from bytes: from a str it would convert the text twice); the text is the same.
+    NaN, which msgspec rightly refuses, takes the slow way. The values are decoded manifests and what dratwin
+    builds from them, never cyclic (the loader refuses an alias inside its own anchor): the encoder need not
+    keep a memo of every container to find a cycle."""
     try:
         compact = json.dumps(value, ensure_ascii=False, default=default, separators=(",", ":"), check_circular=False)
-        return msgspec.json.format(compact, indent=indent)
+        return msgspec.json.format(compact.encode(), indent=indent)
     except msgspec.DecodeError:
-        return json.dumps(value, indent=indent, ensure_ascii=False, default=default)
+        return json.dumps(value, indent=indent, ensure_ascii=False, default=default).encode()
 
 
 _LIST_HEAD = {"apiVersion": "v1"}

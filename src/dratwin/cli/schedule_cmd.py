@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import gc
 import random
+import sys
 
 from dratwin.allocator import Features
 from dratwin.cel import SelectorCompiler
 from dratwin.cli.main import add_file_arguments, load_inputs
 from dratwin.scheduler.plugins.node_resources import ScoringStrategy
 from dratwin.twin.build import load_cluster
-from dratwin.twin.report import render_json, render_table, render_yaml
+from dratwin.twin.report import render_json_bytes, render_table, render_yaml
 from dratwin.twin.schedule import Options, ScheduleReport, gc_paused, schedule
 
 EPILOG = """\
@@ -76,6 +77,18 @@ def run_schedule(args: argparse.Namespace) -> tuple[ScheduleReport, SelectorComp
     return schedule(loaded, options, compiler), compiler
 
 
+def write_bytes(data: bytes) -> None:
+    """Write UTF-8 output to standard output as it is (no second copy as text), after anything printed."""
+    out = sys.stdout
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        out.write(data.decode())
+        return
+    out.flush()
+    buffer.write(data)
+    buffer.flush()
+
+
 def run(args: argparse.Namespace) -> int:
     # One run's objects (pods, claims, the report) all live until it ends and hold no cycles worth
     # collecting: the collector would only walk them again and again (a quarter of the time at 5,000 pods).
@@ -84,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         if args.output == "yaml":
             print(render_yaml(report), end="")
         elif args.output == "json":
-            print(render_json(report, compiler), end="")
+            write_bytes(render_json_bytes(report, compiler))
         else:
             print(render_table(report, compiler), end="")
     everything_runs = not report.loaded.blocked and not report.loaded.rejections

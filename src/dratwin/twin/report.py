@@ -8,7 +8,7 @@ from typing import Any
 
 from dratwin.allocator.pools import gather_pools
 from dratwin.allocator.state import DeviceID
-from dratwin.api.codec import dump_json, dump_yaml
+from dratwin.api.codec import dump_json_bytes, dump_yaml
 from dratwin.api.resource import Device
 from dratwin.cel import CelDevice, SelectorCompiler
 from dratwin.cel.classes import classes_selecting
@@ -36,9 +36,14 @@ def render_yaml(report: ScheduleReport) -> str:
 
 
 def render_json(report: ScheduleReport, compiler: SelectorCompiler) -> str:
+    return render_json_bytes(report, compiler).decode()
+
+
+def render_json_bytes(report: ScheduleReport, compiler: SelectorCompiler) -> bytes:
+    """The JSON report as UTF-8 (tens of MB for thousands of pods: written out as it is)."""
     body = summary(report, compiler)
     body["objects"] = objects(report)
-    return dump_json([body])
+    return dump_json_bytes([body])
 
 
 def summary(report: ScheduleReport, compiler: SelectorCompiler) -> dict[str, Any]:
