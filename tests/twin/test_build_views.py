@@ -10,6 +10,7 @@ import msgspec
 import pytest
 from tests.builders.manifests import (
     claim_template,
+    device_class,
     gpu_class,
     gpu_request,
     gpu_slice,
@@ -47,6 +48,8 @@ CASES = [
     Case("pod-without-namespace", [without_namespace(pod("p", templates={"gpu": "one"}))]),
     Case("stateful-set-pods", [stateful_set("web", 2, policy="Parallel", templates={"gpu": "one"})]),
     Case("pod-without-claims", [pod("p", cpu="1")]),
+    Case("extended-resource-backed-by-a-class", [device_class("big", extended_resource="example.com/gpu"),
+                                                 pod("p", extended={"example.com/gpu": "1"})]),
 ]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from dratwin.api.core import Pod
+from dratwin.api.core import PodStatus
 from dratwin.api.resource import AllocationResult, ResourceClaim
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.state import ClusterState, pod_claim_keys
@@ -143,12 +143,14 @@ class StateBinder(Binder):
             state.allocate_claim(key, allocation)
         for key in claims:
             state.reserve_claim(key, state.pods[pod.key].raw)
-        current = state.pods[pod.key].raw
+        record = state.pods[pod.key]
+        current = record.raw
         raw = {**current, "spec": {**(current.get("spec") or {}), "nodeName": node}}
         raw["status"] = _with_condition(raw.get("status") or {}, {"type": SCHEDULED_CONDITION, "status": "True"})
-        bound = msgspec.convert(raw, Pod, strict=False)
-        bound.metadata.namespace = pod.pod.metadata.namespace
-        state.bind_pod(pod.key, node, raw, bound)
+        # Of the typed pod only spec.nodeName and the status change: the rest is not decoded again.
+        status = msgspec.convert(raw["status"], PodStatus, strict=False)
+        spec = msgspec.structs.replace(record.pod.spec, node_name=node)
+        state.bind_pod(pod.key, node, raw, msgspec.structs.replace(record.pod, spec=spec, status=status))
 
     def create_extended_claim(self, pod: PodInfo, claim: ResourceClaim, requests: Sequence[ExtendedRequest]) -> None:
         """What PreBind creates for extended resources backed by DRA, and the pod status that points to it."""
