@@ -8,9 +8,12 @@ its input (validate: only when nothing could be read at all; see its --help).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from dratwin import __version__
 from dratwin.api.loader import LoadedObject
@@ -104,14 +107,26 @@ def _command_registrars(command: str | None = None) -> list[Registrar]:
     return registrars
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, end_process: bool = False) -> int:
+    """Run one command and return its exit status. With ``end_process`` (the ``dratwin`` program) the process
+    ends right after it instead, once its output is flushed, leaving what the command built (kept on
+    ``args.built``) to the operating system: freeing millions of objects one by one took a tenth of a
+    second after scheduling 5,000 pods. mypy ends the same way."""
     arguments = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(arguments[0] if arguments else None)
     args = parser.parse_args(arguments)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
-        return EXIT_ERROR
+        code = EXIT_ERROR
+    else:
+        code = _run(handler, args)
+    if end_process:
+        _end_process(code)
+    return code
+
+
+def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
         return int(handler(args))
     except DratwinError as error:
@@ -121,5 +136,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
 
 
+def _end_process(code: int) -> NoReturn:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe or stream: nothing more can be written
+            stream.flush()
+    os._exit(code)
+
+
+def console() -> int:
+    """The ``dratwin`` program (it ends the process itself: see :func:`main`)."""
+    return main(end_process=True)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console())

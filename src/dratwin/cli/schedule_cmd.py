@@ -100,5 +100,6 @@ def run(args: argparse.Namespace) -> int:
             write_bytes(render_json_bytes(report, compiler))
         else:
             print(render_table(report, compiler), end="")
+    args.built = report  # freed with the process when dratwin ends it (cli.main)
     everything_runs = not report.loaded.blocked and not report.loaded.rejections
     return 0 if everything_runs and all(a.scheduled for a in report.attempts) else 1

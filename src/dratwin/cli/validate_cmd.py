@@ -98,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         return _usage_error(args.output, str(error))
     inputs = read_inputs(args.files, args.recursive, keep_going=True)
     gc.freeze()  # the objects live until the end: the collector need not walk them again (100,000 devices)
+    args.built = inputs  # freed with the process when dratwin ends it (cli.main)
     compiler = _compiler(features.list_type_attributes)
     problems = [note_problem(note) for note in inputs.notes]
     if inputs.empty:
