@@ -159,13 +159,28 @@ class ClusterState:
 
     def allocate_claim(self, key: str, allocation: AllocationResult) -> None:
         """What the DRA plugin's Reserve/PreBind write: the allocation, and the finalizer that protects it."""
-        current = self.claims[key].raw
+        record = self.claims[key]
+        current = record.raw
         meta = dict(current.get("metadata") or {})  # copy on write: the old object stays as it was
         finalizers = list(meta.get("finalizers") or [])
         if CLAIM_FINALIZER not in finalizers:
             meta["finalizers"] = [*finalizers, CLAIM_FINALIZER]
-        status = {**(current.get("status") or {}), "allocation": msgspec.to_builtins(allocation)}
-        self.update_claim(key, {**current, "metadata": meta, "status": status})
+        written = msgspec.to_builtins(allocation)
+        raw = {**current, "metadata": meta, "status": {**(current.get("status") or {}), "allocation": written}}
+        if record.claim.status.allocation is not None:
+            self.update_claim(key, raw)
+            return
+        # Only the finalizers and the allocation change: the typed claim takes them (the allocation decoded from
+        # what is written, as a whole decode would give it), the rest is not decoded again; once per pod.
+        decoded = msgspec.convert(written, AllocationResult, strict=False)
+        claim = msgspec.structs.replace(
+            record.claim,
+            metadata=msgspec.structs.replace(record.claim.metadata, finalizers=list(meta.get("finalizers") or [])),
+            status=msgspec.structs.replace(record.claim.status, allocation=decoded),
+        )
+        self._hold(claim, decoded)
+        record.raw, record.claim = raw, claim
+        self.record("Modified", "ResourceClaim", key)
 
     def reserve_claim(self, key: str, pod_raw: Raw) -> None:
         """The pod joins the claim's ``status.reservedFor`` (the DRA plugin's PreBind)."""
