@@ -104,9 +104,33 @@ def pod_priority(pod: Pod) -> int:
 
 def make_pod_info(pod: Pod, order: int = 0) -> PodInfo:
     """The derived view of a pod that the scheduler computes once per pod."""
-    return PodInfo(
-        pod, object_key(pod.metadata), pod_priority(pod), pod_requests(pod), order, pod_requests_for_scoring(pod)
+    requests, scoring = _requests_of(pod)
+    return PodInfo(pod, object_key(pod.metadata), pod_priority(pod), dict(requests), order, dict(scoring))
+
+
+# Both request views by what they are computed from (every container's requests and limits, the init
+# containers' restart policies, the overhead): the pods of one template share them, and exact arithmetic
+# on quantities costs several times what the lookup does. Bounded; each PodInfo gets its own copies.
+_Signature = tuple[object, ...]
+_REQUESTS_SEEN: dict[_Signature, tuple[Resources, Resources]] = {}
+_REQUESTS_SEEN_MAX = 4096
+
+
+def _requests_of(pod: Pod) -> tuple[Resources, Resources]:
+    spec = pod.spec
+    signature = (
+        tuple((c.restart_policy, tuple(c.resources.requests.items()), tuple(c.resources.limits.items()))
+              for c in spec.init_containers),
+        tuple((tuple(c.resources.requests.items()), tuple(c.resources.limits.items())) for c in spec.containers),
+        tuple(spec.overhead.items()),
     )
+    found = _REQUESTS_SEEN.get(signature)
+    if found is None:
+        found = (pod_requests(pod), pod_requests_for_scoring(pod))  # a bad quantity raises, naming this pod
+        if len(_REQUESTS_SEEN) >= _REQUESTS_SEEN_MAX:
+            _REQUESTS_SEEN.clear()
+        _REQUESTS_SEEN[signature] = found
+    return found
 
 
 def _aggregate(pod: Pod, *, non_missing: bool) -> _Exact:
