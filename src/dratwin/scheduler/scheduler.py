@@ -35,6 +35,8 @@ from dratwin.scheduler.plugins.dynamic_resources import DynamicResources, Extend
 from dratwin.scheduler.preemption import find_preemption, fit_error_message, preemption_message
 
 SHAPE_KEY = "PodShape"
+_FEW = 32  # below this many out-of-date slots, sorting them beats scanning every position
+_UNSCORED = -1  # a slot's row of raw scores before the node is scored
 
 
 @dataclass(slots=True)
@@ -77,10 +79,6 @@ class _ShapeTable:
         self.ok[position] = status.ok
         self.statuses[position] = status
         self.rows[position] = _UNSCORED
-
-
-_FEW = 32  # below this many out-of-date slots, sorting them beats scanning every position
-_UNSCORED = -1
 
 
 @dataclass
@@ -139,9 +137,9 @@ class Scheduler:
         self.binder = binder
         self.next_start_node = 0
         self.node_order = _zone_round_robin(list(cluster.nodes.values()))
-        # Filter statuses and raw scores per pod shape and node position, valid while the node's
-        # generation and the cluster-wide DRA version stay the same: they are pure functions of those,
-        # and the pods of one template share a shape.
+        # Filter statuses and raw scores per pod shape and node position, valid until the node changes (the
+        # cluster's node journal says which did) or the cluster-wide DRA version moves on: they are pure
+        # functions of those, and the pods of one template share a shape.
         self._tables: dict[Any, _ShapeTable] = {}
         self._journal = cluster.node_journal
         assert all(n.journal is self._journal for n in self.node_order), "a node outside the cluster's journal"
