@@ -20,10 +20,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/dratwin validate -f examples/
 	$(BIN)/dratwin schedule -f examples/
+	@# Trainium with the Neuron DRA driver: the Neuron docs' connected subsets and Neuron + EFA of one group.
+	$(BIN)/dratwin schedule -f examples/neuron/
 	@# A pod whose DeviceClass does not exist stays Pending (exit status 1); explain says why.
 	$(BIN)/dratwin explain pod/ml/llm-h200 -f examples/ -f examples/missing-deviceclass/ || test $$? -eq 1
 	@# The DRA allocator on its own: a claim that fits no device of the node, and the reason.
 	$(BIN)/dratwin allocate -f examples/ --node p5-node-1 --claim ml/llama-70b-fp16-gpu || test $$? -eq 1
+	@# NVIDIA's ComputeDomain demos on a P6e-GB200 UltraServer: channels, and the IMEX daemons that follow.
+	$(BIN)/dratwin schedule -f examples/compute-domain/
 	@# What Karpenter would launch for the plan example, from zero (its MIG pods can never be provisioned: 1).
 	$(BIN)/dratwin plan -f examples/deviceclasses.yaml -f examples/plan/ || test $$? -eq 1
 

@@ -8,7 +8,9 @@ Run from the repository root with Go on the PATH (development only; the output i
   k8s.io/api module pinned in tools/schemagen/go.mod, walked by reflection (tools/schemagen/main.go): the
   exact fields and value types the API server's JSON decoder accepts.
 - Karpenter's NodePool, NodeClaim (karpenter.sh/v1) and EC2NodeClass (karpenter.k8s.aws/v1) come from the
-  CRDs shipped in the github.com/aws/karpenter-provider-aws module (pkg/apis/crds), fetched from the Go
+  CRDs shipped in the github.com/aws/karpenter-provider-aws module (pkg/apis/crds), and NVIDIA's
+  ComputeDomain (resource.nvidia.com/v1beta1) from the CRD of the NVIDIA DRA driver's chart in the
+  sigs.k8s.io/dra-driver-nvidia-gpu module (the version the EKS guide installs), both fetched from the Go
   module proxy by `go mod download`; their openAPIV3Schema is reduced to the same form, with the
   `required` lists the API server enforces for custom resources.
 
@@ -35,6 +37,15 @@ OUTPUT = ROOT / "src" / "dratwin" / "data" / "api-schema.json"
 KARPENTER_MODULE = "github.com/aws/karpenter-provider-aws"
 KARPENTER_VERSION = "v1.14.3"
 CRDS = ("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml", "karpenter.k8s.aws_ec2nodeclasses.yaml")
+NVIDIA_MODULE = "sigs.k8s.io/dra-driver-nvidia-gpu"
+NVIDIA_VERSION = "v0.4.1"
+NVIDIA_CRD_DIR = "deployments/helm/dra-driver-nvidia-gpu/crds"
+NVIDIA_CRDS = ("resource.nvidia.com_computedomains.yaml",)
+# (module, version, directory of the CRDs in the module, CRD files)
+CRD_SOURCES = (
+    (KARPENTER_MODULE, KARPENTER_VERSION, "pkg/apis/crds", CRDS),
+    (NVIDIA_MODULE, NVIDIA_VERSION, NVIDIA_CRD_DIR, NVIDIA_CRDS),
+)
 
 
 def builtin_schema() -> dict[str, Any]:
@@ -107,31 +118,38 @@ class CrdReducer:
         return "any"
 
 
-def karpenter_schema(types: dict[str, dict[str, str]], kinds: dict[str, str]) -> dict[str, list[str]]:
+def crd_schema(types: dict[str, dict[str, str]], kinds: dict[str, str]) -> dict[str, list[str]]:
     required: dict[str, list[str]] = {}
     reducer = CrdReducer(types, required)
-    archive = module_zip(KARPENTER_MODULE, KARPENTER_VERSION)
-    for file in CRDS:
-        crd = yaml.safe_load(archive.read(f"{KARPENTER_MODULE}@{KARPENTER_VERSION}/pkg/apis/crds/{file}"))
-        group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
-        for version in crd["spec"]["versions"]:
-            if not version.get("served"):
-                continue
-            api_version = f"{group}/{version['name']}"
-            root = reducer.object_type(f"{api_version}.{kind}", version["schema"]["openAPIV3Schema"], root=True)
-            kinds[f"{api_version}/{kind}"] = root
+    for module, version, directory, files in CRD_SOURCES:
+        archive = module_zip(module, version)
+        for file in files:
+            crd = yaml.safe_load(archive.read(f"{module}@{version}/{directory}/{file}"))
+            add_crd(reducer, crd, kinds)
     return required
+
+
+def add_crd(reducer: CrdReducer, crd: dict[str, Any], kinds: dict[str, str]) -> None:
+    """Every served version of one CRD, as a kind."""
+    group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
+    for version in crd["spec"]["versions"]:
+        if not version.get("served"):
+            continue
+        api_version = f"{group}/{version['name']}"
+        root = reducer.object_type(f"{api_version}.{kind}", version["schema"]["openAPIV3Schema"], root=True)
+        kinds[f"{api_version}/{kind}"] = root
 
 
 def main() -> int:
     schema = builtin_schema()
     types: dict[str, dict[str, str]] = schema["types"]
     kinds: dict[str, str] = schema["kinds"]
-    required = karpenter_schema(types, kinds)
+    required = crd_schema(types, kinds)
     document = {
         "source": {
             "builtin": f"k8s.io/api {k8s_api_version()} (Go types, by tools/schemagen)",
             "karpenter": f"{KARPENTER_MODULE} {KARPENTER_VERSION} pkg/apis/crds ({', '.join(CRDS)})",
+            "nvidia": f"{NVIDIA_MODULE} {NVIDIA_VERSION} {NVIDIA_CRD_DIR} ({', '.join(NVIDIA_CRDS)})",
             "generator": "tools/gen_schema.py",
         },
         "kinds": dict(sorted(kinds.items())),

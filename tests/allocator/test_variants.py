@@ -14,7 +14,7 @@ from tests.builders import claim, device, device_class, node, resource_slice, wi
 from tests.builders.allocator import NIC, efa_claims, efa_classes, efa_node
 
 from dratwin.allocator import AllocatedState, Allocator, Features, select_variant
-from dratwin.allocator.order import from_outcome, probe_pool_orders
+from dratwin.allocator.order import PROBE_STEPS, from_outcome, probe_pool_orders
 from dratwin.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from dratwin.errors import AllocationError
 
@@ -198,6 +198,22 @@ def test_an_answer_every_pool_order_gives_is_not_flagged() -> None:
     claims = [one("c", cls="a")]
     probe = probe_pool_orders(allocator, node("n1"), claims, from_outcome(allocator.allocate(node("n1"), claims)))
     assert probe is not None and not probe.depends_on_order and probe.orders == 2
+
+
+def test_a_search_too_long_to_repeat_is_answered_once_and_says_so() -> None:
+    slices = [
+        resource_slice("s-b", DRV, "pool-b", node_name="n1", devices=[device("d")]),
+        resource_slice("s-a", DRV, "pool-a", node_name="n1", devices=[device("d")]),
+    ]
+    allocator = Allocator(Features.from_gates(STABLE_GATES), [device_class("any", "true")], slices)
+    claims = [one("c")]
+    first = from_outcome(allocator.allocate(node("n1"), claims))
+    probe = probe_pool_orders(allocator, node("n1"), claims, first, first_steps=PROBE_STEPS + 1)
+    assert probe is not None and (probe.orders, probe.skipped) == (1, 1)
+    assert not probe.depends_on_order  # the other order, which would differ, was not tried
+    assert "not tried" in probe.note() and f"{PROBE_STEPS + 1:,} steps" in probe.note()
+    affordable = probe_pool_orders(allocator, node("n1"), claims, first, first_steps=PROBE_STEPS)
+    assert affordable is not None and affordable.depends_on_order and affordable.skipped == 0
 
 
 def test_sorting_copies_are_not_probed() -> None:

@@ -6,6 +6,7 @@ import dataclasses
 import importlib
 
 import pytest
+from tests.builders.compute_domains import compute_domain
 from tests.builders.validation import (
     GPU_CLASS,
     FakeCompiler,
@@ -148,8 +149,8 @@ def test_admin_access_needs_the_namespace_label() -> None:
 
 
 def test_other_api_groups_are_skipped_with_a_warning() -> None:
-    crd = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain", "metadata": {"name": "x"},
-           "spec": {"numNodes": "not even validated"}}
+    crd = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": {"name": "x"},
+           "spec": {"slotsPerWorker": "not even validated"}}
     [problem] = validate(crd)
     assert (problem.severity, problem.kind) == (Severity.WARNING, ProblemKind.NOT_CHECKED)
     assert "does not model" in problem.message
@@ -300,18 +301,14 @@ def test_v1beta2_is_read_as_v1() -> None:
 
 
 def _compute_domain(template: str = "imex-channel-0", namespace: str = "ml") -> Wire:
-    return {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain",
-            "metadata": {"name": "imex", "namespace": namespace},
-            "spec": {"numNodes": 1, "channel": {"resourceClaimTemplate": {"name": template}}}}
+    return compute_domain(namespace=namespace, template=template, num_nodes=1)
 
 
 CHANNEL = [{"name": "channel", "resourceClaimTemplateName": "imex-channel-0"}]
 
 # (id, objects, field of the pod reference, severity there or None when nothing is said, message fragment)
 CONTROLLER_CASES: list[tuple[str, list[Wire], Severity | None, str]] = [
-    ("compute-domain-names-it", [_compute_domain()], Severity.WARNING,
-     "ResourceClaimTemplate ml/imex-channel-0 is created by the ComputeDomain controller of the NVIDIA DRA driver "
-     "(ComputeDomain ml/imex)"),
+    ("compute-domain-names-it", [_compute_domain()], None, ""),
     ("compute-domain-of-another-namespace", [_compute_domain(namespace="other")], Severity.ERROR,
      "no ResourceClaimTemplate ml/imex-channel-0 in the input"),
     ("compute-domain-names-another-template", [_compute_domain("imex-channel-1")], Severity.ERROR,
@@ -322,12 +319,25 @@ CONTROLLER_CASES: list[tuple[str, list[Wire], Severity | None, str]] = [
 
 @pytest.mark.parametrize(("objects", "severity", "message"), [c[1:] for c in CONTROLLER_CASES],
                          ids=[c[0] for c in CONTROLLER_CASES])
-def test_templates_made_by_a_controller(objects: list[Wire], severity: Severity, message: str) -> None:
+def test_templates_made_by_a_controller(objects: list[Wire], severity: Severity | None, message: str) -> None:
     problems = at(validate(*objects, _pod(CHANNEL, [{"name": "channel"}], namespace="ml")),
                   "spec.resourceClaims[0].resourceClaimTemplateName")
+    if severity is None:
+        assert problems == []
+        return
     [problem] = problems
     assert problem.severity is severity
     assert message in problem.message
+
+
+@pytest.mark.parametrize(("container_request", "problem"), [
+    ("channel", None),
+    ("chanel", 'the claim behind "channel" has no request "chanel" (has: channel)'),
+], ids=["the-controllers-request", "a-request-it-does-not-write"])
+def test_containers_name_the_request_the_controller_writes(container_request: str, problem: str | None) -> None:
+    pod = _pod(CHANNEL, [{"name": "channel", "request": container_request}], namespace="ml")
+    found = at(validate(_compute_domain(), pod), "spec.containers[0].resources.claims[0].request")
+    assert [p.message for p in found] == ([problem] if problem else [])
 
 
 def test_a_template_the_controller_also_creates_is_flagged() -> None:

@@ -86,3 +86,31 @@ def run_plan(*objects: dict[str, Any], auto_mode: bool = False) -> PlanReport:
 
 def launched(report: PlanReport) -> list[tuple[str, list[str]]]:
     return [(c.chosen().instance_type.name, [p.info.key for p in c.pods]) for c in report.plan.claims]
+
+
+def ec2_node_class(name: str = "x", interfaces: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """An EC2NodeClass; ``interfaces`` become its spec.networkInterfaces."""
+    spec: dict[str, Any] = {
+        "role": "KarpenterNodeRole",
+        "amiSelectorTerms": [{"alias": "al2023@latest"}],
+        "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+        "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+    }
+    if interfaces is not None:
+        spec["networkInterfaces"] = interfaces
+    return {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name}, "spec": spec}
+
+
+def auto_node_class(name: str = "default", interfaces: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """An EKS Auto Mode NodeClass; ``interfaces`` become its spec.advancedNetworking.networkInterfaces."""
+    spec: dict[str, Any] = {"role": "MyNodeRole"}
+    if interfaces is not None:
+        spec["advancedNetworking"] = {"networkInterfaces": interfaces}
+    return {"apiVersion": "eks.amazonaws.com/v1", "kind": "NodeClass", "metadata": {"name": name}, "spec": spec}
+
+
+def interfaces(efa_only: int) -> list[dict[str, Any]]:
+    """The EKS guide's layout: the primary ENA interface, then ``efa_only`` EFA-only interfaces, one per card."""
+    primary = {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}
+    return [primary] + [{"networkCardIndex": i, "deviceIndex": 0 if i else 1, "interfaceType": "efa-only"}
+                        for i in range(efa_only)]

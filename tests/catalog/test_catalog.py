@@ -101,8 +101,8 @@ def test_labels_computed_for_types_missing_from_karpenters_page() -> None:
     assert labels["karpenter.k8s.aws/instance-gpu-count"] == "4"
     assert labels["kubernetes.io/arch"] == "arm64"
     assert gb200.max_pods is None
-    with pytest.raises(IncompleteInstanceTypeError, match=r"trn2u\.48xlarge"):
-        load_catalog().get("trn2u.48xlarge").node_resources()
+    with pytest.raises(IncompleteInstanceTypeError, match=r"trn2\.3xlarge"):
+        load_catalog().get("trn2.3xlarge").node_resources()
 
 
 @pytest.mark.parametrize(

@@ -81,7 +81,7 @@ def test_usage_errors_exit_2(argv: list[str], message: str, capsys: pytest.Captu
          "error: p5.48xlarge: MIG profile '1g.5gb' does not exist on NVIDIA H100 80GB HBM3; valid profiles: 1g.10gb"),
         (["-t", "g6e.12xlarge", "--mig", "1g.10gb"], "none of g6e.12xlarge has a MIG-capable GPU"),
         (["-t", "p5.48xlarge", "--zone", "us-east-1a", "--zone", "eu-west-1a"], "several regions"),
-        (["-t", "trn2u.48xlarge"], "cannot be modelled as a node"),
+        (["-t", "trn2.3xlarge"], "cannot be modelled as a node"),
     ],
 )
 def test_semantic_errors_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -36,12 +36,12 @@ spec:
 """
 
 CRD = """\
-apiVersion: resource.nvidia.com/v1beta1
-kind: ComputeDomain
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
 metadata:
   name: imex
 spec:
-  numNodes: 1
+  slotsPerWorker: 1
 """
 
 
@@ -70,7 +70,7 @@ def test_errors_exit_1_with_file_line_object_and_field(tmp_path: Path, capsys: p
 def test_warnings_alone_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "-f", _write(tmp_path, "crd.yaml", CRD)]) == 0
     out = capsys.readouterr().out
-    assert "warning: ComputeDomain imex: Not checked" in out
+    assert "warning: MPIJob imex: Not checked" in out
     assert out.endswith("valid: 0 errors, 1 warning in 1 object in 1 file\n")
 
 

@@ -42,10 +42,9 @@ CASES = [
                 ["JobSet ml/js (jobset.x-k8s.io/v1alpha2) is not modelled: its Jobs and pods are not created",
                  "LeaderWorkerSet ml/lws (leaderworkerset.x-k8s.io/v1) is not modelled: its StatefulSets and pods "
                  "are not created"]),
-    SkippedCase("compute-domain", [obj("resource.nvidia.com/v1beta1", "ComputeDomain", "imex")],
-                ["ComputeDomain ml/imex (resource.nvidia.com/v1beta1) is not modelled: the NVIDIA DRA driver's "
-                 "ComputeDomain controller does not run, so the channel ResourceClaimTemplate "
-                 "(spec.channel.resourceClaimTemplate.name) and the IMEX daemons it creates do not exist"]),
+    SkippedCase("compute-domain-is-modelled", [obj("resource.nvidia.com/v1beta1", "ComputeDomain", "imex")], []),
+    SkippedCase("compute-domain-clique", [obj("resource.nvidia.com/v1beta1", "ComputeDomainClique", "u.c")],
+                ["skipped, not modelled by dratwin: ComputeDomainClique ml/u.c (resource.nvidia.com/v1beta1)"]),
     SkippedCase("kueue-any-kind", [obj("kueue.x-k8s.io/v1beta1", "ClusterQueue", "cq", namespace=None),
                                    obj("kueue.x-k8s.io/v1beta1", "LocalQueue", "lq")],
                 ["ClusterQueue cq (kueue.x-k8s.io/v1beta1) is not modelled: quotas and admission are not applied: "

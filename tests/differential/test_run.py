@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -56,3 +57,43 @@ def test_without_go_the_run_says_what_it_needs(monkeypatch: pytest.MonkeyPatch, 
 def test_a_missing_oracle_binary_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert differential.main(["-n", "3", "--oracle", str(tmp_path / "nothing")]) == 2
     assert "no oracle binary there" in capsys.readouterr().err
+
+
+FAKE_ORACLE = '''\
+import json, sys
+args = sys.argv[1:]
+if args == ["-version"]:
+    print("k8s.io/dynamic-resource-allocation v0.0.0-fake")
+    sys.exit(0)
+runs = int(args[args.index("-stable-runs") + 1])
+unsatisfiable = {"result": "unsatisfiable", "steps": 1, "seconds": 0.0}
+with open(args[args.index("-jsonl") + 1]) as cases:
+    for line in cases:
+        stable = dict(unsatisfiable)
+        if runs >= 100:  # only many pool orders find the rarer answer
+            stable["orderDependent"] = True
+            stable["alternatives"] = [unsatisfiable, {"result": "error", "error": "rare", "steps": 1, "seconds": 0.0}]
+        print(json.dumps({"name": json.loads(line)["name"], "variant": "stable", "answers": {"stable": stable}}))
+'''
+
+
+def _fake_oracle(tmp_path: Path) -> Path:
+    binary = tmp_path / "oracle"
+    binary.write_text(f"#!{sys.executable}\n{FAKE_ORACLE}", encoding="utf-8")
+    binary.chmod(0o755)
+    return binary
+
+
+def test_stable_cases_that_disagree_are_asked_again_with_more_pool_orders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    oracle = str(_fake_oracle(tmp_path))
+    common = ["-n", "6", "--seed", "21", "--oracle", oracle, "--stable-runs", "8"]
+    # Without the second look, dratwin's allocations disagree with the fake's "unsatisfiable".
+    assert differential.main([*common, "--out", str(tmp_path / "once"), "--recheck-runs", "0"]) == 1
+    once = json.loads((tmp_path / "once" / "summary.json").read_text(encoding="utf-8"))
+    doubtful = once["disagreements"]
+    assert doubtful > 0
+    capsys.readouterr()
+    assert differential.main([*common, "--out", str(tmp_path / "again"), "--recheck-runs", "1024"]) == 0
+    assert f"{doubtful} stable cases that disagree asked again with 1024 pool orders" in capsys.readouterr().err

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.builders.compute_domains import channel_pod, compute_domain, compute_domain_classes, gb200_nodes
 from tests.builders.manifests import (
     bound_pod_with_claim,
     claim_template,
@@ -41,6 +42,7 @@ from tests.builders.manifests import (
 )
 
 from dratwin.cli.main import main
+from dratwin.cluster.generate import GenerateOptions, NodeGroup, generate
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -102,6 +104,19 @@ def taint_rule_maintenance() -> str:
     return manifest(objects)
 
 
+def channel_claim_on_p5() -> str:
+    """NVIDIA's channel-injection demo on two generated p5.48xlarge nodes: no ComputeDomain devices there."""
+    return (manifest(generate(GenerateOptions(groups=(NodeGroup("p5.48xlarge", 2),), name_prefix="p5")).objects,
+                     compute_domain_classes())
+            + "---\n" + (EXAMPLES / "compute-domain" / "channel-injection.yaml").read_text())
+
+
+def channel_taken() -> str:
+    """One GB200 node, two pods of one ComputeDomain: the node has one IMEX channel."""
+    return manifest(compute_domain_classes(), gb200_nodes("gb200-1"), compute_domain(num_nodes=2),
+                    channel_pod("worker-0"), channel_pod("worker-1"))
+
+
 @dataclass(frozen=True)
 class GoldenCase:
     name: str
@@ -120,6 +135,10 @@ CASES = [
     GoldenCase("device-plugin-nodes", "pod/default/trainer", build=device_plugin_nodes),
     GoldenCase("device-taint-rule", "pod/default/trainer", build=taint_rule_maintenance,
                args=("--feature-gates", "DRADeviceTaintRules=true")),
+    GoldenCase("compute-domain-no-channels", "pod/default/imex-channel-injection", build=channel_claim_on_p5),
+    GoldenCase("compute-domain-channel-taken", "pod/ml/worker-1", build=channel_taken),
+    GoldenCase("compute-domain-scheduled", "pod/default/nvbandwidth-test-1-worker-1",
+               (EXAMPLES / "compute-domain",), exit_status=0),
 ]
 
 
@@ -155,7 +174,8 @@ def test_explain_golden(case: GoldenCase, tmp_path: Path, capsys: pytest.Capture
 
 def test_every_golden_file_has_a_case() -> None:
     """A golden file whose case was removed would silently stop being checked."""
-    explain_files = [p.stem for p in GOLDEN.glob("*.out") if not p.stem.startswith("plan-")]  # plan's: its own test
+    explain_files = [p.stem for p in GOLDEN.glob("*.out")
+                     if not p.stem.startswith(("plan-", "schedule-"))]  # plan's and schedule's: their own tests
     assert sorted(explain_files) == sorted(c.name for c in CASES)
 
 

@@ -34,6 +34,12 @@ CASES = {
     ),
     # p5-node-1's NodePool now asks for H200s: the node is drifted and replaced by a p5en.48xlarge
     "plan-drifted": (["-f", "examples/", "-f", "examples/plan/drifted/"], 0),
+    # NVIDIA's ComputeDomain demo beside the plan example: Karpenter never launches for its channel claim
+    "plan-compute-domain": (
+        ["-f", "examples/deviceclasses.yaml", "-f", "examples/compute-domain/deviceclasses.yaml", "-f",
+         "examples/compute-domain/channel-injection.yaml", "-f", "examples/plan/"],
+        1,
+    ),
 }
 
 

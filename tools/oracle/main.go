@@ -58,7 +58,7 @@ func runCases(arguments []string, stdout io.Writer) error {
 	flags.DurationVar(&options.timeout, "timeout", 10*time.Second,
 		"bound of one Allocate call, like kube-scheduler's DRASchedulerFilterTimeout")
 	flags.IntVar(&options.stableRuns, "stable-runs", 32,
-		"how often the stable variant runs per case, with its pools in different orders (it also visits\n\t\t\tpools in Go map order, random each run: fewer runs may miss an answer it can give)")
+		"how often the stable variant runs per case, with its pools in different orders (it also visits\n\t\t\tpools in Go map order, random each run: fewer runs may miss an answer it can give); the runs of\n\t\t\tone case stop early once they have taken -timeout together")
 	workers := flags.Int("j", runtime.GOMAXPROCS(0), "cases run in parallel")
 	version := flags.Bool("version", false, "print the upstream module version built in, and exit")
 	if err := flags.Parse(arguments); err != nil {

@@ -5,6 +5,10 @@ call. dratwin answers for the pools in input order; :func:`probe_pool_orders` ru
 with the pools in other orders (every order for up to three pools, otherwise rotations and the
 reverse) and says whether the answer depends on the order. The sorting variants (incubating,
 experimental) are deterministic and are not probed.
+
+Probing repeats the search, so it is bounded: an order is tried only while the steps it would take
+(about as many as the first call's) keep the probe within ``PROBE_STEPS``. A long search is answered
+once, with a note that the other orders were not tried, rather than taking eight times as long.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dratwin.api.resource import AllocationResult, ResourceClaim
 from dratwin.errors import AllocationError
 
 MAX_ORDERS = 8
+PROBE_STEPS = 200_000  # search steps all other orders together may take (about a second in dratwin)
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,8 @@ class OrderProbe:
 
     orders: int
     answers: list[Answer] = field(default_factory=list)
+    skipped: int = 0  # orders not tried because the search is too long to repeat
+    steps: int = 0  # the first call's search steps
 
     @property
     def depends_on_order(self) -> bool:
@@ -56,7 +63,13 @@ class OrderProbe:
         )
         if self.depends_on_order:
             return f"{head}, and {len(self.answers)} different answers came from the {self.orders} orders tried"
-        return f"{head}; all {self.orders} orders tried give the same answer"
+        if self.skipped and self.orders == 1:
+            return (f"{head}; the {self.skipped} other orders were not tried: the search took {self.steps:,} steps, "
+                    f"too long to repeat (another order may give another answer)")
+        tried = f"all {self.orders} orders tried give the same answer"
+        if self.skipped:
+            tried += f" ({self.skipped} more not tried: the search took {self.steps:,} steps)"
+        return f"{head}; {tried}"
 
 
 def answer_of(allocator: Allocator, node: Node, claims: Sequence[ResourceClaim], order: Sequence[int]) -> Answer:
@@ -76,10 +89,11 @@ def from_outcome(outcome: AllocationOutcome) -> Answer:
 
 
 def probe_pool_orders(
-    allocator: Allocator, node: Node, claims: Sequence[ResourceClaim], first: Answer
+    allocator: Allocator, node: Node, claims: Sequence[ResourceClaim], first: Answer, first_steps: int = 0
 ) -> OrderProbe | None:
-    """Other pool orders for a call already answered (``first``, in input order); None when the
-    variant's order is deterministic or there is only one usable pool with devices."""
+    """Other pool orders for a call already answered (``first``, in input order, in ``first_steps``
+    search steps); None when the variant's order is deterministic or there is only one usable pool
+    with devices."""
     if allocator.variant.sorted_pools or not claims:
         return None
     pools = allocator.pools_for(node)
@@ -87,10 +101,11 @@ def probe_pool_orders(
         return None
     seen = {first.identity: first}
     orders = other_orders(len(pools))
-    for order in orders:
+    affordable = len(orders) if first_steps <= 0 else min(len(orders), PROBE_STEPS // first_steps)
+    for order in orders[:affordable]:
         answer = answer_of(allocator, node, claims, order)
         seen.setdefault(answer.identity, answer)
-    return OrderProbe(len(orders) + 1, list(seen.values()))
+    return OrderProbe(affordable + 1, list(seen.values()), skipped=len(orders) - affordable, steps=first_steps)
 
 
 def other_orders(count: int) -> list[tuple[int, ...]]:

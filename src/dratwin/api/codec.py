@@ -9,9 +9,9 @@ Kinds fall in three groups (:func:`classify`):
 - *modelled*: decoded and validated (core/v1 Node, Pod, Namespace; resource.k8s.io/v1 DeviceClass,
   ResourceSlice, ResourceClaim, ResourceClaimTemplate, and the same kinds in v1beta2 and v1beta1, which
   :mod:`dratwin.api.intake` converts to v1 as the API server does; Karpenter's karpenter.sh/v1 NodePool
-  and NodeClaim and karpenter.k8s.aws/v1 EC2NodeClass);
+  and NodeClaim and karpenter.k8s.aws/v1 EC2NodeClass; NVIDIA's resource.nvidia.com/v1beta1 ComputeDomain);
 - *pod templates*: workloads (Deployment, Job, ...) whose pod template is checked for DRA references;
-- *not checked*: any other API group (CRDs such as ComputeDomain, Kueue, EKS Auto Mode's NodeClass) and real
+- *not checked*: any other API group (CRDs such as MPIJob, Kueue, EKS Auto Mode's NodeClass) and real
   kinds of the groups above that dratwin does not model, in the versions 1.36 serves them (ConfigMap,
   Service, resource.k8s.io/v1beta2 DeviceTaintRule, karpenter.sh/v1alpha1 NodeOverlay, ...) — skipped with a
   warning.
@@ -37,6 +37,8 @@ from typing import Any, TextIO, TypeVar, cast
 import msgspec
 import yaml
 
+from dratwin.api import compute_domain
+from dratwin.api.compute_domain import ComputeDomain
 from dratwin.api.core import Namespace, Node, Pod, PodSpec
 from dratwin.api.karpenter import (
     AWS_GROUP,
@@ -114,6 +116,7 @@ _MODELLED = [
     KindInfo("karpenter.sh/v1", "NodePool", NodePool, False),
     KindInfo("karpenter.sh/v1", "NodeClaim", NodeClaim, False),
     KindInfo("karpenter.k8s.aws/v1", "EC2NodeClass", EC2NodeClass, False),
+    KindInfo(compute_domain.API_VERSION, compute_domain.KIND, ComputeDomain, True),
 ]
 KINDS: dict[tuple[str, str], KindInfo] = {(k.api_version, k.kind): k for k in _MODELLED}
 # resource.k8s.io v1beta2 (the fields of v1) and v1beta1 (flat requests, `basic` devices) are read as v1:
@@ -149,9 +152,10 @@ _UNMODELLED: dict[str, frozenset[str]] = {
     "batch": frozenset(),
     KARPENTER_GROUP: frozenset({"NodeOverlay"}),  # karpenter.sh/v1alpha1
     AWS_GROUP: frozenset(),
+    compute_domain.GROUP: frozenset({"ComputeDomainClique"}),  # the IMEX daemons' own bookkeeping
 }
 _VERSIONS = {"": {"v1"}, RESOURCE_GROUP: {"v1", *OLDER_RESOURCE_VERSIONS}, "apps": {"v1"}, "batch": {"v1"},
-             KARPENTER_GROUP: {"v1"}, AWS_GROUP: {"v1"}}
+             KARPENTER_GROUP: {"v1"}, AWS_GROUP: {"v1"}, compute_domain.GROUP: {compute_domain.VERSION}}
 # The versions of the kinds above that dratwin does not model, where 1.36 serves them (others are errors).
 _UNMODELLED_VERSIONS = {
     (RESOURCE_GROUP, "DeviceTaintRule"): ("v1beta2", "v1alpha3"),
@@ -226,6 +230,9 @@ def _version_hint(group: str, kind: str) -> str:
         return ("use karpenter.sh/v1 (Karpenter 1.0+); from v1beta1 move spec.template.spec.kubelet to the "
                 "EC2NodeClass and spec.disruption.expireAfter to spec.template.spec.expireAfter, and give "
                 "nodeClassRef a group and kind")
+    if group == compute_domain.GROUP:
+        return (f"the NVIDIA DRA driver's CRDs serve it as {compute_domain.API_VERSION} only (an old ComputeDomain "
+                "of v1alpha1/v25.3 and earlier moves to it unchanged: numNodes and channel)")
     return f"use {'/'.join(p for p in (group, 'v1') if p)}"
 
 

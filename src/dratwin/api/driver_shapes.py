@@ -10,15 +10,16 @@ driver publishes MIG devices on other nodes. A domain neither source knows is no
 from __future__ import annotations
 
 import functools
+import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
 import yaml
 
-from dratwin.api.resource import DeviceAttribute, ResourceSlice
+from dratwin.api.resource import DeviceAttribute, DeviceClaim, DeviceClass, ResourceSlice
 
 ATTRIBUTE_TYPES = ("bool", "int", "string", "version")
 
@@ -61,6 +62,27 @@ def parse_shapes(data: dict[str, Any]) -> KnownShapes:
                             if info.get("extendedResourceName")},
         device_plugin_resources={str(k): str(v) for k, v in (data.get("devicePluginResources") or {}).items()},
     )
+
+
+_DRIVER_SELECTOR = re.compile(r"""device\.driver\s*==\s*["']([^"']+)["']""")
+
+
+def class_driver(device_class: DeviceClass | None, name: str) -> str | None:
+    """The driver a DeviceClass selects: from its ``device.driver == "..."`` selector, else the driver of the class
+    the known charts create under that name (``efa.networking.k8s.aws`` -> ``dra.net``)."""
+    if device_class is not None:
+        for selector in device_class.spec.selectors:
+            match = _DRIVER_SELECTOR.search(selector.cel.expression if selector.cel else "")
+            if match:
+                return match.group(1)
+    return known_shapes().class_drivers.get(name)
+
+
+def requests_driver(devices: DeviceClaim, classes: Mapping[str, DeviceClass], driver: str) -> bool:
+    """Whether some request (or subrequest) of a claim asks for devices of a class that selects ``driver``."""
+    names = [r.exactly.device_class_name for r in devices.requests if r.exactly is not None]
+    names += [s.device_class_name for r in devices.requests for s in r.first_available or ()]
+    return any(class_driver(classes.get(n), n) == driver for n in names if n)
 
 
 def split_name(name: str, driver: str) -> tuple[str, str]:

@@ -39,6 +39,7 @@ _IMMUTABLE: dict[tuple[str, str], tuple[FieldPath, ...]] = {
     ("apps", "StatefulSet"): (("spec", "selector"), ("spec", "serviceName"), ("spec", "volumeClaimTemplates"),
                               ("spec", "podManagementPolicy")),
     ("karpenter.sh", "NodeClaim"): (("spec",),),
+    ("resource.nvidia.com", "ComputeDomain"): (("spec",),),  # the CRD's rule: self == oldSelf
 }
 # Within an immutable Pod spec, what an update may still change (tolerations and gates: additions and
 # removals respectively upstream; any change here).

@@ -16,10 +16,12 @@ What is checked:
   disabled feature gates (``validation_gates``);
 - Pods and the pod templates of workloads: their resource claims (``validation_core``);
 - Karpenter's NodePool, NodeClaim and EC2NodeClass: the CRDs' rules and the NodePool runtime validation
-  (``validation_karpenter``);
+  (``validation_karpenter``); NVIDIA's ComputeDomain: its CRD's rules and the name of the template its
+  controller creates (``validation_compute_domain``);
 - across objects: DeviceClasses, claims and templates that are referenced but not in the input (or made
   by a controller of the input), requests named by containers, the admin-access namespace label
-  (``validation_refs``), the slices of each pool (``validation_pools``), the EC2NodeClasses that
+  (``validation_refs``), claims with EFA devices that several pods share (``validation_sharing``), the slices of
+  each pool (``validation_pools``), the EC2NodeClasses that
   NodePools name (``validation_karpenter``), and selectors that compile but cannot work on the devices
   the input's slices (or the known drivers) publish (``validation_selectors``).
 """
@@ -39,6 +41,7 @@ from dratwin.api.codec import (
     object_ref,
     pod_spec_of,
 )
+from dratwin.api.compute_domain import ComputeDomain
 from dratwin.api.core import Namespace, Node, Pod
 from dratwin.api.duplicates import merge_duplicates
 from dratwin.api.intake import note_problem, read_object
@@ -59,6 +62,7 @@ from dratwin.api.validation_base import (
     replacement_problem,
 )
 from dratwin.api.validation_claims import validate_claim_spec, validate_device_class
+from dratwin.api.validation_compute_domain import validate_compute_domain
 from dratwin.api.validation_core import validate_labels_and_annotations, validate_metadata, validate_pod_spec
 from dratwin.api.validation_formats import dns_label, dns_subdomain
 from dratwin.api.validation_gates import check_claim_gates, check_class_gates, check_slice_gates
@@ -66,6 +70,7 @@ from dratwin.api.validation_karpenter import check_karpenter_references, validat
 from dratwin.api.validation_pools import check_pools
 from dratwin.api.validation_refs import Checked, check_references, created_templates, extended_resource_classes
 from dratwin.api.validation_selectors import check_selector_advice
+from dratwin.api.validation_sharing import check_shared_efa_claims
 from dratwin.api.validation_slices import validate_slice_spec
 from dratwin.errors import InputError
 
@@ -117,6 +122,7 @@ def validate_objects(
         if typed is not None and item.value is not None:
             typed.append((item.obj, item.value))
     check_references(checked, created_templates(objects))
+    check_shared_efa_claims(checked)
     check_pools(checked)
     check_karpenter_references(checked)
     check_selector_advice(ctx, [item.value for item in checked if isinstance(item.value, ResourceSlice)])
@@ -189,6 +195,9 @@ def _check_typed(item: Checked, ctx: Context) -> None:
     elif isinstance(value, NodePool | NodeClaim | EC2NodeClass):
         validate_metadata(rep, value.metadata, namespaced=False)
         validate_karpenter_object(rep, value)
+    elif isinstance(value, ComputeDomain):
+        validate_metadata(rep, value.metadata, namespaced=True)
+        validate_compute_domain(rep, value)
 
 
 def _value_at(obj: LoadedObject, path: tuple[str | int, ...]) -> object:

@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 
 from dratwin.api.codec import MapKey
+from dratwin.api.driver_configs import check_driver_config
 from dratwin.api.driver_shapes import known_shapes
 from dratwin.api.loader import FieldPath
 from dratwin.api.resource import (
@@ -353,3 +354,5 @@ def validate_opaque(rep: Reporter, opaque: OpaqueDeviceConfiguration | None, pat
         size = len(json.dumps(opaque.parameters, separators=(",", ":"), default=str))
         if size > OPAQUE_MAX_BYTES:
             rep.too_long(params_path, OPAQUE_MAX_BYTES, size, "bytes")
+        else:
+            check_driver_config(rep, opaque, path)

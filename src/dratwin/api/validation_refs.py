@@ -4,7 +4,7 @@ namespace label.
 The same object given twice is not a problem here: the input is resolved as ``kubectl apply`` would
 apply it first (:mod:`dratwin.api.duplicates`). Templates that a controller creates from another
 object of the input (NVIDIA's ComputeDomain controller creates the channel template a ComputeDomain
-names) count as present.
+names, with one request ``channel``) count as present, with the requests the controller writes.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from dratwin.api import compute_domain
 from dratwin.api.core import Namespace, PodSpec
 from dratwin.api.loader import FieldPath, LoadedObject
 from dratwin.api.resource import DeviceClaim, ResourceClaim, ResourceClaimTemplate
@@ -23,7 +24,6 @@ from dratwin.api.validation_claims import RequestNames, request_names
 from dratwin.api.validation_formats import close_match, did_you_mean, dns_subdomain
 
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
-COMPUTE_DOMAIN_GROUP = "resource.nvidia.com"
 
 
 @dataclass
@@ -62,6 +62,7 @@ class CreatedTemplate:
     name: str
     controller: str  # who creates it, in words
     owner: LoadedObject  # the object it is created for
+    requests: RequestNames = field(default_factory=dict)  # the requests the controller writes
 
     def describe(self) -> str:
         return f"created by {self.controller} ({self.owner.kind} {self.namespace}/{self.owner.name})"
@@ -71,7 +72,7 @@ def created_templates(objects: Sequence[LoadedObject]) -> dict[tuple[str, str], 
     """Templates controllers create: the channel template of each NVIDIA ComputeDomain, in its namespace."""
     found: dict[tuple[str, str], CreatedTemplate] = {}
     for obj in objects:
-        if obj.kind != "ComputeDomain" or obj.api_version.rpartition("/")[0] != COMPUTE_DOMAIN_GROUP:
+        if obj.kind != compute_domain.KIND or obj.api_version.rpartition("/")[0] != compute_domain.GROUP:
             continue
         spec = obj.raw.get("spec")
         channel = spec.get("channel") if isinstance(spec, dict) else None
@@ -80,7 +81,8 @@ def created_templates(objects: Sequence[LoadedObject]) -> dict[tuple[str, str], 
         if isinstance(name, str) and name:
             namespace = obj.namespace or "default"
             found[(namespace, name)] = CreatedTemplate(
-                namespace, name, "the ComputeDomain controller of the NVIDIA DRA driver", obj)
+                namespace, name, "the ComputeDomain controller of the NVIDIA DRA driver", obj,
+                {compute_domain.CHANNEL_REQUEST: None})
     return found
 
 
@@ -153,9 +155,7 @@ def _check_pod_spec(item: Checked, spec: PodSpec, path: FieldPath,
                 continue
             made = created.get((item.namespace, name)) if kind == "ResourceClaimTemplate" else None
             if made is not None:
-                item.rep.warn(ProblemKind.NOT_CHECKED, (*path, "resourceClaims", i, field_name),
-                              f"ResourceClaimTemplate {item.namespace}/{name} is {made.describe()}; dratwin does "
-                              "not check the claims made from it")
+                requests_of[claim.name] = made.requests
                 continue
             item.rep.not_found((*path, "resourceClaims", i, field_name), name,
                                f"no {kind} {item.namespace}/{name} in the input: the pod would stay pending",

@@ -1,5 +1,5 @@
 """Typed access to the packaged AWS data: instance types, prices and offerings, Karpenter's node model, DRA device
-metadata, MIG.
+metadata, MIG, the Neuron devices of Trainium and Inferentia types.
 
     >>> from dratwin.catalog import load_catalog
     >>> p5 = load_catalog().get("p5.48xlarge")
@@ -25,6 +25,7 @@ from dratwin.catalog.instances import (
     UnknownInstanceTypeError,
     load_catalog,
 )
+from dratwin.catalog.neuron import GROUP_ATTRIBUTES, NeuronShape, group_hash, neuron_shape, neuron_shapes
 from dratwin.catalog.nvidia import (
     CapturedEfa,
     CapturedGpu,
@@ -46,10 +47,18 @@ from dratwin.catalog.offerings import (
     cheapest,
 )
 from dratwin.catalog.resources import NodeResources
+from dratwin.catalog.ultraservers import (
+    UltraServer,
+    UnknownUltraServerError,
+    ultraserver,
+    ultraservers,
+    ultraservers_of,
+)
 
 __all__ = [
     "DEFAULT_REGION",
     "DEFAULT_ZONES",
+    "GROUP_ATTRIBUTES",
     "Candidate",
     "CapturedEfa",
     "CapturedGpu",
@@ -68,14 +77,23 @@ __all__ = [
     "MigLayout",
     "MigProfile",
     "Neuron",
+    "NeuronShape",
     "NodeResources",
     "Offering",
     "Requirements",
+    "UltraServer",
     "UnknownInstanceTypeError",
     "UnknownMigProfileError",
+    "UnknownUltraServerError",
     "captured_topology",
     "cheapest",
     "classic_memory",
+    "group_hash",
     "load_catalog",
     "mig_layout",
+    "neuron_shape",
+    "neuron_shapes",
+    "ultraserver",
+    "ultraservers",
+    "ultraservers_of",
 ]

@@ -26,6 +26,7 @@ from typing import Any
 
 from dratwin.catalog._data import data_yaml
 from dratwin.catalog.dra import DraDeviceMetadata, dra_metadata
+from dratwin.catalog.neuron import neuron_shape
 from dratwin.catalog.offerings import (
     DEFAULT_REGION,
     DEFAULT_ZONES,
@@ -251,16 +252,24 @@ def _instance_type(raw: Mapping[str, Any], karpenter: Mapping[str, Any], dra: Dr
     gpus, neuron = _accelerators(raw)
     price = raw.get("price_usd_per_hour_us_east_1_linux_on_demand")
     entry = karpenter.get(name) or {}
+    vcpu = None if raw.get("vcpus") is None else int(raw["vcpus"])
+    memory_mib = None if memory is None else round(float(memory) * 1024)
+    arch, efa_count = raw.get("arch"), int(raw.get("max_efa_interfaces") or 0)
+    shape = neuron_shape(name)
+    if shape is not None and shape.host is not None and vcpu is None:  # trn2u.48xlarge: from the Neuron docs
+        vcpu, memory_mib, arch = shape.host.vcpus, shape.host.memory_mib, shape.host.arch
+    if shape is not None and raw.get("max_efa_interfaces") is None and shape.efa_enabled:
+        efa_count = len(shape.efa_addresses)  # the EFAs the connected-device maps pair with its devices
     return InstanceType(
         name=name,
         family=str(raw.get("family") or name.split(".")[0]),
         size=name.split(".", 1)[1],
-        arch=raw.get("arch"),
-        vcpu=None if raw.get("vcpus") is None else int(raw["vcpus"]),
-        memory_mib=None if memory is None else round(float(memory) * 1024),
+        arch=arch,
+        vcpu=vcpu,
+        memory_mib=memory_mib,
         gpus=gpus,
         neuron=neuron,
-        efa_count=int(raw.get("max_efa_interfaces") or 0),
+        efa_count=efa_count,
         price_usd_per_hour=None if price is None else float(price),
         karpenter_labels={str(k): str(v) for k, v in (entry.get("labels") or {}).items()},
         karpenter_allocatable={str(k): str(v) for k, v in (entry.get("allocatable") or {}).items()},

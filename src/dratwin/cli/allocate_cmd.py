@@ -267,7 +267,8 @@ def allocate_run(objects: list[LoadedObject], node: str, claims: list[str], sett
     for attempt in attempts:
         if attempt.outcome is not None:
             claims_of = [inputs.claims[key][0] for key in attempt.targets]
-            attempt.probe = probe_pool_orders(attempt.allocator, inputs.node, claims_of, from_outcome(attempt.outcome))
+            attempt.probe = probe_pool_orders(attempt.allocator, inputs.node, claims_of, from_outcome(attempt.outcome),
+                                              attempt.outcome.steps)
     return Run(inputs, settings, mode, attempts, notes, list(taints.warnings))
 
 
@@ -440,6 +441,7 @@ def _attempt_body(attempt: Attempt, explain_failure: bool) -> dict[str, Any]:
         part["poolOrder"] = {
             "dependsOnOrder": attempt.probe.depends_on_order,
             "ordersTried": attempt.probe.orders,
+            "ordersNotTried": attempt.probe.skipped,
             "note": attempt.probe.note(),
             "answers": [
                 {"result": a.kind, "error": a.error or None, "allocations": _results(attempt.targets, a.results)}

@@ -26,10 +26,13 @@ examples:
       every pod and claim as the API server would store them (spec.nodeName, status.allocation, ...)
   dratwin schedule -f cluster.yaml --feature-gates DRADeviceTaintRules=true
       with the taints of DeviceTaintRules on their devices (the gate is beta and off by default in 1.36)
+  dratwin schedule -f examples/compute-domain/
+      NVIDIA ComputeDomain pods on a P6e-GB200 UltraServer: an IMEX channel each, and their IMEX daemons
 
 The result is the cluster right after `kubectl apply`: no kubelet runs, so an OrderedReady StatefulSet has
-only its first pod yet. Kinds dratwin does not model (MPIJob, JobSet, ComputeDomain, Kueue, ...) are
-listed as warnings, never dropped silently.
+only its first pod yet. NVIDIA ComputeDomains run as their controller runs them: its claim templates, and
+the IMEX daemon pods on the nodes the workload pods land on (their readiness assumed, in a note). Kinds
+dratwin does not model (MPIJob, JobSet, Kueue, ...) are listed as warnings, never dropped silently.
 
 input: objects are taken as the API server takes them (kubectl --validate=strict): one with an unknown
   field, a wrong type, a bad quantity or a missing required field is left out and named with its file,

@@ -48,7 +48,9 @@ what is checked:
     Pods and workloads (a ComputeDomain's channel template counts: its controller creates it), container
     claims, the admin-access namespace label, the slices of each pool
   - fields of feature gates that are off (--feature-gates, 1.36 defaults otherwise)
-  Objects of other API groups (CRDs such as ComputeDomain, Kueue) are skipped with a warning.
+  - NVIDIA ComputeDomains (resource.nvidia.com/v1beta1): the CRD's structure and rules (numNodes >= 0,
+    allocationMode All|Single), and a channel template name the controller can create
+  Objects of other API groups (CRDs such as MPIJob, Kueue) are skipped with a warning.
   Reference checks only see the input: pass the DeviceClasses along with the claims that use them.
 
 the input, as kubectl apply -f reads it:

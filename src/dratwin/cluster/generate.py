@@ -3,19 +3,22 @@
 ``generate(GenerateOptions(...))`` returns the objects as the API server would hand them to
 ``kubectl get nodes,resourceslices -o yaml``: plain dicts, deterministic (same options, same output).
 
-Nodes (Karpenter on EKS with the AL2023 NVIDIA/Neuron AMIs, or EKS Auto Mode):
+Nodes (Karpenter on EKS with the AL2023 NVIDIA/Neuron AMIs, EKS Auto Mode, or an EKS managed node group):
 
 - name ``ip-10-0-<a>-<b>.ec2.internal`` (``<region>.compute.internal`` outside us-east-1), or ``<prefix>-<n>``;
 - labels: Karpenter's instance labels for the type (from its generated instance-types page; ``eks.amazonaws.com/
   instance-*`` on Auto Mode), hostname, os/arch, zone/region (and their deprecated beta forms), capacity type
   on-demand, node pool and node class, ``nvidia.com/gpu.present`` on NVIDIA nodes (set by the AL2023 NVIDIA AMI;
   the NVIDIA DRA kubelet plugin only runs where it is set), and ``eks.amazonaws.com/device-manager-nvidia|efa``
-  from ``--gpu-manager`` / ``--efa-manager``;
+  from ``--gpu-manager`` / ``--efa-manager``; a managed node group's labels instead of Karpenter's with
+  ``node-group`` (:mod:`dratwin.cluster.node_groups`); on the instances of P6e-GB200 UltraServers, their NVLink
+  clique ``nvidia.com/gpu.clique`` and Capacity Block labels (:mod:`dratwin.cluster.nvlink_domains`);
 - capacity / allocatable: Karpenter's overhead model (``dratwin.catalog.resources``: kube-reserved cpu
   6/1/0.5/0.25 %, memory 11 MiB x max-pods + 255 MiB, eviction 100Mi, VM overhead 7.5 %), max pods = the
   ENI-limited value from Karpenter's page (110 where the page lacks the type), and the device plugins' extended
   resources on device-plugin nodes (``nvidia.com/gpu`` or ``nvidia.com/mig-<profile>``, ``vpc.amazonaws.com/efa``,
-  ``aws.amazon.com/neuron`` + ``neuroncore``, ``amd.com/gpu``);
+  ``aws.amazon.com/neuron`` + ``neuroncore``, ``amd.com/gpu``); trn2u.48xlarge nodes carry the Neuron UltraServer
+  labels (``neuron.amazonaws.com/ultraserver-*``, four consecutive nodes of a group = one UltraServer, one zone);
 - no taint unless asked (``taints``): neither Karpenter nor EKS taints GPU nodes by itself; the Karpenter docs'
   GPU NodePools (concepts/nodepools "Isolating Expensive Hardware", the DRA reference configuration) add
   ``nvidia.com/gpu`` ``NoSchedule`` in the NodePool, which is a choice of the cluster's owner.
@@ -28,20 +31,28 @@ ResourceSlices, one pool per driver and node (pool name = node name, generation 
   static-MIG layout instead: ``gpu-<i>-mig-<profile>-<gi>-<start>`` devices of type ``mig`` with parentUUID,
   profile, uuid and the MIG capacities incl. ``memorySlice<k>`` (the shape of
   ``resourceslice-p4d.24xlarge-static-mig.yaml``);
+- ``neuron.aws.com`` (the AWS Neuron DRA driver, with ``--neuron-manager dra``, the default on Karpenter nodes):
+  ``neurondevice<N>`` with the attributes of the driver's reference, topology and devicegroup ids from
+  ``dratwin/data/neuron-devices.yaml`` (see :mod:`dratwin.cluster.neuron`; trn2u: one ``neuron_node`` device);
 - ``dra.net`` (DRANET as the aws-dranet chart deploys it: EFA devices only): ``pci-<address>`` with dra.net/
-  pciAddress, pciDevice, pciVendor, pciSubsystem, rdma, numaNode and resource.kubernetes.io/pcieRoot.
+  pciAddress, pciDevice, pciVendor, pciSubsystem, rdma, rdmaDevice, numaNode and resource.kubernetes.io/pcieRoot;
+  on trn types the addresses of the connected-device maps and DRANET's ``resource.aws.com/devicegroup*_id``
+  (their PCIe roots and NUMA nodes are not known, so those two are left out).
+- ``compute-domain.nvidia.com`` (the NVIDIA DRA driver's ComputeDomain kubelet plugin) on UltraServer instances
+  only (the EKS guides enable ComputeDomains there and disable them elsewhere): ``channel-0`` and ``daemon-0``.
 
 Where the values come from: model attributes, memory and every PCIe root from Karpenter's DRA metadata;
 PCI bus IDs / addresses and NUMA nodes from the packaged captures (p5.48xlarge GPUs and EFAs, p4d.24xlarge
-GPUs); driver 580.126.9 / CUDA 13.0.0 / addressingMode HMM from the p5 capture. PLACEHOLDERS (format only):
+GPUs) and live DRANET slices (p4d.24xlarge EFAs, ``dranet-efas.yaml``); driver 580.126.9 / CUDA 13.0.0 /
+addressingMode HMM from the p5 capture. PLACEHOLDERS (format only):
 node names, IPs, instance ids, uids, GPU and MIG UUIDs, slice name suffixes, PCI bus IDs and addresses of the
 types without a capture (derived from the PCIe root). A NUMA node is published only where it is known (a capture,
 or an EFA on the same PCIe root that the Karpenter scrape gave one); elsewhere the attribute is left out rather
 than invented. Types without Karpenter DRA metadata (g7e, g7, p6e-gb200, ...) get their GPUs and EFAs from the
 EC2 catalog without pcieRoot or NUMA node, with a warning.
 
-Not modelled: the Neuron DRA driver (Neuron devices are always advertised by the device plugin), DynamicMIG
-(partitionable devices and counters), consumable shares, VFIO passthrough, ComputeDomains (IMEX channels),
+Not modelled: DynamicMIG
+(partitionable devices and counters), consumable shares, VFIO passthrough, host-managed IMEX,
 ENA interfaces (the EKS aws-dranet chart filters them out), addressingMode ATS (Grace), annotations,
 ``status.nodeInfo``, ``topology.k8s.aws/zone-id`` (account-specific), EFAs attached only on request.
 """
@@ -52,7 +63,7 @@ import hashlib
 import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dratwin.api.karpenter import AUTO_MODE_LABELS
@@ -67,13 +78,25 @@ from dratwin.catalog import (
     load_catalog,
     mig_layout,
 )
+from dratwin.catalog.dranet import live_efas
+from dratwin.catalog.neuron import NeuronShape, neuron_shape
 from dratwin.catalog.resources import AUTO_MODE_ROOT_VOLUME_GIB, DEFAULT_MAX_PODS, KARPENTER_ROOT_VOLUME_GIB
+from dratwin.cluster.neuron import (
+    NEURON_DRIVER,
+    Placement,
+    neuron_devices,
+    neuron_efa_attributes,
+    rdma_device,
+    ultraserver_labels,
+)
+from dratwin.cluster.node_groups import karpenter_capacity_block_labels, node_group_labels
+from dratwin.cluster.nvlink_domains import COMPUTE_DOMAIN_DRIVER, Fabric, compute_domain_devices, expand_groups
 from dratwin.errors import InputError
 
 DRA, DEVICE_PLUGIN = "dra", "device-plugin"
 MANAGERS = (DRA, DEVICE_PLUGIN)
-KARPENTER, AUTO_MODE = "karpenter", "auto-mode"
-PROVISIONERS = (KARPENTER, AUTO_MODE)
+KARPENTER, AUTO_MODE, NODE_GROUP = "karpenter", "auto-mode", "node-group"
+PROVISIONERS = (KARPENTER, AUTO_MODE, NODE_GROUP)
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 MAX_NODES = 10_000
 
@@ -138,6 +161,7 @@ class GenerateOptions:
     groups: tuple[NodeGroup, ...]
     gpu_manager: str = DRA
     efa_manager: str = DRA
+    neuron_manager: str | None = None  # None: the DRA driver with Karpenter, the device plugin on EKS Auto Mode
     mig: tuple[MigRequest, ...] = ()
     zones: tuple[str, ...] = ("us-east-1a",)
     name_prefix: str | None = None
@@ -219,6 +243,8 @@ class _TypePlan:
     efas: list[_Efa] = field(default_factory=list)
     mig: list[MigInstance] | None = None
     extended: dict[str, int] = field(default_factory=dict)
+    neuron: NeuronShape | None = None  # the Neuron device layout (its EFAs' devicegroup ids need it either way)
+    neuron_dra: bool = False
 
 
 def _string(value: str) -> dict[str, Any]:
@@ -267,11 +293,7 @@ class _Planner:
                 self.warn(f"{it.name}: no DRA driver for {it.gpus.manufacturer.upper()} GPUs is modelled; its "
                           f"{it.gpus.count} GPU(s) are advertised by the device plugin as amd.com/gpu")
         if it.neuron is not None:
-            plan.extended["aws.amazon.com/neuron"] = it.neuron.count
-            if it.neuron.cores:
-                plan.extended["aws.amazon.com/neuroncore"] = it.neuron.cores
-            self.warn(f"{it.name}: the Neuron DRA driver (neuron.aws.com) is not modelled; its {it.neuron.count} "
-                      "Neuron device(s) are advertised by the Neuron device plugin")
+            self._plan_neuron(plan)
         if it.efa_count:
             if plan.efa_dra:
                 self._plan_efas(plan)
@@ -361,15 +383,60 @@ class _Planner:
         self.mig_used = True
         return instances
 
+    # -- Neuron devices --
+
+    def _plan_neuron(self, plan: _TypePlan) -> None:
+        it = plan.it
+        assert it.neuron is not None
+        plan.neuron = neuron_shape(it.name)
+        if neuron_manager(self.options) == DRA and plan.neuron is not None:
+            plan.neuron_dra = True
+            if plan.neuron.ultraserver:
+                self.warn(f"{it.name}: each UltraServer node is published as one neuron_node device (the unit the "
+                          "Neuron docs' claims take); its name, and that the node publishes no neuron_device, are "
+                          "inferred: the driver's source is not public")
+            return
+        if neuron_manager(self.options) == DRA:
+            self.warn(f"{it.name}: dratwin has no layout of its Neuron devices (dratwin/data/neuron-devices.yaml); "
+                      f"its {it.neuron.count} device(s) are advertised by the Neuron device plugin")
+        plan.extended["aws.amazon.com/neuron"] = it.neuron.count
+        if it.neuron.cores:
+            plan.extended["aws.amazon.com/neuroncore"] = it.neuron.cores
+
     # -- EFAs --
+
+    def _plan_neuron_efas(self, plan: _TypePlan, shape: NeuronShape) -> None:
+        """The EFAs of a Neuron type: the connected-device maps' addresses, DRANET's devicegroup ids."""
+        self.warn(f"{plan.it.name}: the PCIe roots and NUMA nodes of its EFAs are not known, so they are published "
+                  f"without {PCIE_ROOT} and dra.net/numaNode; align Neuron devices and EFAs with matchAttribute "
+                  "resource.aws.com/devicegroup<N>_id")
+        for address in shape.efa_addresses:
+            attributes: dict[str, dict[str, Any]] = {
+                "dra.net/pciAddress": _string(address),
+                "dra.net/pciDevice": _string(EFA_PCI_DEVICE),
+                "dra.net/pciVendor": _string(EFA_PCI_VENDOR),
+                "dra.net/rdma": {"bool": True},
+                **neuron_efa_attributes(shape, address),
+            }
+            if shape.efa_subsystem:
+                attributes["dra.net/pciSubsystem"] = _string(shape.efa_subsystem)
+            rdma = rdma_device(address)
+            if rdma:
+                attributes["dra.net/rdmaDevice"] = _string(rdma)
+            plan.efas.append(_Efa("pci-" + re.sub(r"[:.]", "-", address), dict(sorted(attributes.items()))))
 
     def _plan_efas(self, plan: _TypePlan) -> None:
         it = plan.it
+        shape = plan.neuron
+        if shape is not None and shape.efa_enabled and len(shape.efa_addresses) == it.efa_count:
+            self._plan_neuron_efas(plan, shape)
+            return
         meta = it.dra.efa if it.dra is not None else None
         if meta is None:
             self.warn(f"{it.name}: no Karpenter DRA metadata for its {it.efa_count} EFA(s); they are published "
                       f"without {PCIE_ROOT} (topology unknown)")
         captured = captured_topology(it.name)
+        live = live_efas().get(it.name, ())
         devices = list(meta.devices) if meta is not None else []
         count = len(devices) if meta is not None else it.efa_count
         used = {g.attributes[PCI_BUS_ID]["string"] for g in plan.gpus}
@@ -381,6 +448,8 @@ class _Planner:
             if captured is not None and index < len(captured.efas) and device is not None \
                     and captured.efas[index].pcie_root == device.pcie_root:
                 address, numa = captured.efas[index].pci_address, captured.efas[index].numa_node
+            elif index < len(live) and device is not None and live[index].pcie_root == device.pcie_root:
+                address, numa = live[index].pci_address, live[index].numa_node
             attributes: dict[str, dict[str, Any]] = {
                 "dra.net/pciAddress": _string(address),
                 "dra.net/pciDevice": _string(meta.pci_device if meta is not None else EFA_PCI_DEVICE),
@@ -393,6 +462,9 @@ class _Planner:
                 attributes["dra.net/numaNode"] = {"int": numa}
             if device is not None:
                 attributes[PCIE_ROOT] = _string(device.pcie_root)
+            rdma = rdma_device(address)
+            if rdma:
+                attributes["dra.net/rdmaDevice"] = _string(rdma)
             name = "pci-" + re.sub(r"[:.]", "-", address)
             plan.efas.append(_Efa(name, dict(sorted(attributes.items()))))
 
@@ -460,7 +532,8 @@ def _node_name(index: int, region: str, prefix: str | None) -> tuple[str, str]:
     return f"ip-{ip.replace('.', '-')}.{domain}", ip
 
 
-def _labels(plan: _TypePlan, options: GenerateOptions, name: str, zone: str, region: str) -> dict[str, str]:
+def _labels(plan: _TypePlan, options: GenerateOptions, name: str, place: Placement, region: str,
+            fabric: Mapping[str, str]) -> dict[str, str]:
     it = plan.it
     labels: dict[str, str] = {}
     for key, value in it.well_known_labels().items():
@@ -470,6 +543,7 @@ def _labels(plan: _TypePlan, options: GenerateOptions, name: str, zone: str, reg
                 labels[EKS_LABEL + short] = value
         else:
             labels[key] = value
+    zone = place.zone
     arch = labels.get("kubernetes.io/arch", it.arch or "amd64")
     labels.update(
         {
@@ -497,19 +571,28 @@ def _labels(plan: _TypePlan, options: GenerateOptions, name: str, zone: str, reg
         labels[MANAGER_LABEL_NVIDIA] = options.gpu_manager
     if it.efa_count:
         labels[MANAGER_LABEL_EFA] = options.efa_manager
+    labels.update(ultraserver_labels(plan.neuron, place))
+    labels.update(fabric)
+    if options.provisioner == NODE_GROUP:
+        return node_group_labels(labels, options.nodepool, capacity_block=bool(fabric))
+    if fabric and options.provisioner == KARPENTER:
+        return karpenter_capacity_block_labels(labels, f"{options.nodepool}/{next(iter(fabric.values()))}")
     return dict(sorted(labels.items()))
 
 
-def _node(plan: _TypePlan, options: GenerateOptions, name: str, ip: str, zone: str, region: str) -> dict[str, Any]:
+def _node(plan: _TypePlan, options: GenerateOptions, name: str, ip: str, place: Placement, region: str,
+          fabric: Mapping[str, str]) -> dict[str, Any]:
     root = AUTO_MODE_ROOT_VOLUME_GIB if options.provisioner == AUTO_MODE else KARPENTER_ROOT_VOLUME_GIB
     resources = plan.it.node_resources(plan.extended, root)
+    zone = place.zone
     spec: dict[str, Any] = {"providerID": f"aws:///{zone}/i-{hashlib.sha256(name.encode()).hexdigest()[:17]}"}
     if options.taints:
         spec["taints"] = [t.to_dict() for t in options.taints]
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "uid": _uid("Node", name), "labels": _labels(plan, options, name, zone, region)},
+        "metadata": {"name": name, "uid": _uid("Node", name),
+                     "labels": _labels(plan, options, name, place, region, fabric)},
         "spec": spec,
         "status": {
             "capacity": resources.capacity,
@@ -583,10 +666,17 @@ def _check_options(options: GenerateOptions) -> str:
     for value, allowed, what in (
         (options.gpu_manager, MANAGERS, "GPU manager"),
         (options.efa_manager, MANAGERS, "EFA manager"),
+        (neuron_manager(options), MANAGERS, "Neuron manager"),
         (options.provisioner, PROVISIONERS, "provisioner"),
     ):
         if value not in allowed:
             raise GenerateError(f"unknown {what} {value!r}: use one of {', '.join(allowed)}")
+    if options.provisioner == AUTO_MODE and options.neuron_manager == DRA:
+        raise GenerateError(
+            "EKS Auto Mode serves Neuron devices only through its Neuron device plugin (aws.amazon.com/neuron): "
+            "the Neuron DRA driver runs on Karpenter, managed and self-managed nodes, not on Auto Mode nodes; "
+            "use --neuron-manager device-plugin, or --provisioner karpenter"
+        )
     total = sum(g.count for g in options.groups)
     if total > MAX_NODES or any(g.count < 1 for g in options.groups):
         raise GenerateError(f"node counts must be between 1 and {MAX_NODES} in total (asked for {total})")
@@ -611,26 +701,41 @@ class GeneratedStream:
     region: str
     plans: list[_TypePlan]
     warnings: list[str]
+    fabrics: list[Fabric | None] = field(default_factory=list)  # per group: its UltraServers, if any
 
-    def _nodes(self) -> Iterator[tuple[_TypePlan, str, str, str]]:
+    def _nodes(self) -> Iterator[tuple[_TypePlan, str, str, Placement, dict[str, str]]]:
         index = 0
-        for plan, group in zip(self.plans, self.options.groups, strict=True):
-            for _ in range(group.count):
-                zone = self.options.zones[index % len(self.options.zones)]
+        zones = self.options.zones
+        fabrics = self.fabrics or [None] * len(self.plans)
+        groups = zip(self.plans, self.options.groups, fabrics, strict=True)
+        for group_index, (plan, group, fabric) in enumerate(groups):
+            # the nodes of one UltraServer share a zone; other nodes go round-robin over the zones
+            together = plan.neuron.ultraserver if plan.neuron is not None and plan.neuron.ultraserver else 1
+            start = index
+            for position in range(group.count):
+                if fabric is not None:
+                    spread = fabric.ordinal(position)
+                else:
+                    spread = index if together == 1 else start + position // together
                 name, ip = _node_name(index, self.region, self.options.name_prefix)
                 index += 1
-                yield plan, name, ip, zone
+                labels = fabric.labels(position) if fabric is not None else {}
+                yield plan, name, ip, Placement(zones[spread % len(zones)], group_index, position), labels
 
     def nodes(self) -> Iterator[dict[str, Any]]:
-        for plan, name, ip, zone in self._nodes():
-            yield _node(plan, self.options, name, ip, zone, self.region)
+        for plan, name, ip, place, fabric in self._nodes():
+            yield _node(plan, self.options, name, ip, place, self.region, fabric)
 
     def slices(self) -> Iterator[dict[str, Any]]:
-        for plan, name, _, _ in self._nodes():
+        for plan, name, _, place, fabric in self._nodes():
             if plan.gpu_dra and plan.gpus:
                 yield _slice(name, GPU_DRIVER, _gpu_devices(plan, name))
+            if plan.neuron_dra and plan.neuron is not None:
+                yield _slice(name, NEURON_DRIVER, neuron_devices(plan.neuron, plan.it.name, place))
             if plan.efa_dra and plan.efas:
                 yield _slice(name, EFA_DRIVER, _efa_devices(plan))
+            if fabric:
+                yield _slice(name, COMPUTE_DOMAIN_DRIVER, compute_domain_devices())
 
     def objects(self) -> Iterator[dict[str, Any]]:
         """Nodes first, then ResourceSlices, as ``kubectl get nodes,resourceslices`` lists them."""
@@ -641,9 +746,12 @@ class GeneratedStream:
 def generate_stream(options: GenerateOptions, catalog: Catalog | None = None) -> GeneratedStream:
     """Plan ``options`` (GenerateError / UnknownInstanceTypeError for bad ones) and make objects on demand."""
     catalog = catalog or load_catalog()
-    region = _check_options(options)
     warnings: list[str] = []
     planner = _Planner(options, warnings)
+    expanded = expand_groups([(g.instance_type, g.count) for g in options.groups], planner.warn)
+    options = replace(options, groups=tuple(NodeGroup(e.instance_type, e.count) for e in expanded))
+    region = _check_options(options)
+    planner.options = options
     plans: dict[str, _TypePlan] = {}
     for group in options.groups:
         it = catalog.get(group.instance_type)
@@ -655,7 +763,18 @@ def generate_stream(options: GenerateOptions, catalog: Catalog | None = None) ->
             "(A100 on p4d/p4de, H100 on p5, H200 on p5e/p5en, B200 on p6-b200)"
         )
     per_group = [plans[catalog.get(group.instance_type).name] for group in options.groups]
-    return GeneratedStream(options, region, per_group, warnings)
+    if any(e.fabric for e in expanded) and options.provisioner == AUTO_MODE:
+        planner.warn("EKS Auto Mode launches no UltraServer instances (P6e-GB200 come from Capacity Blocks through "
+                     "managed or self-managed node groups, the EKS UltraServer guide): use --provisioner node-group")
+    return GeneratedStream(options, region, per_group, warnings, [e.fabric for e in expanded])
+
+
+def neuron_manager(options: GenerateOptions) -> str:
+    """Who serves Neuron devices: the option, or by default the DRA driver with Karpenter and the device plugin on
+    EKS Auto Mode (which runs no Neuron DRA driver)."""
+    if options.neuron_manager is not None:
+        return options.neuron_manager
+    return DEVICE_PLUGIN if options.provisioner == AUTO_MODE else DRA
 
 
 def generate(options: GenerateOptions, catalog: Catalog | None = None) -> GeneratedCluster:

@@ -2,8 +2,8 @@
 
 Which objects are skipped is :func:`dratwin.api.codec.classify`'s answer (``Support.NOT_CHECKED``, the
 same that makes ``validate`` say "not checked"). Kinds known to change what a real cluster runs get a line
-of their own saying what is missing from the twin's result (an MPIJob's pods, a ComputeDomain's claim
-template, Kueue's admission); every other skipped kind is listed in one line.
+of their own saying what is missing from the twin's result (an MPIJob's pods, Kueue's admission); every
+other skipped kind is listed in one line.
 """
 
 from __future__ import annotations
@@ -30,10 +30,6 @@ CONSEQUENCES: dict[tuple[str, str], str] = {
     ("batch.volcano.sh", "Job"): _CREATE_PODS,
     ("serving.kserve.io", "InferenceService"): "{their} Deployments and pods are not created",
     ("argoproj.io", "Workflow"): _CREATE_PODS,
-    ("resource.nvidia.com", "ComputeDomain"): (
-        "the NVIDIA DRA driver's ComputeDomain controller does not run, so the channel ResourceClaimTemplate "
-        "(spec.channel.resourceClaimTemplate.name) and the IMEX daemons it creates do not exist"
-    ),
 }
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE = (

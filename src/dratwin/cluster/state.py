@@ -121,6 +121,19 @@ class ClusterState:
         self.node_raw[node.metadata.name] = raw
         self.record("Added", "Node", node.metadata.name)
 
+    def label_node(self, name: str, key: str, value: str) -> None:
+        """A label set on a node (as the NVIDIA kubelet plugin labels the nodes of a ComputeDomain): its object and
+        its typed view are replaced, and its generation bumped so that cached filter results see the label."""
+        info = self.nodes[name]
+        raw = self.node_raw[name]
+        metadata = raw.get("metadata") or {}
+        self.node_raw[name] = {**raw, "metadata": {**metadata, "labels": {**(metadata.get("labels") or {}),
+                                                                            key: value}}}
+        meta = msgspec.structs.replace(info.node.metadata, labels={**info.node.metadata.labels, key: value})
+        info.node = msgspec.structs.replace(info.node, metadata=meta)
+        info.generation += 1
+        self.record("Modified", "Node", name)
+
     def add_slice(self, resource_slice: ResourceSlice) -> None:
         self.slices.append(resource_slice)
         self._index = None

@@ -5,8 +5,11 @@
 3. Answer every case with dratwin in this process, through the code path of
    ``dratwin allocate -o json`` (:func:`dratwin.cli.allocate_cmd.json_answer`), each bounded by
    the same timeout as upstream's Allocate.
-4. Judge each case against the variant upstream picks, write every disagreement as a case file,
-   print the summary by category. Exit status 1 when anything disagrees, 2 when the run failed.
+4. Judge each case against the variant upstream picks. Where upstream picked the stable variant and
+   dratwin disagrees, ask the oracle again with many more pool orders (``--recheck-runs``): stable
+   visits pools in Go map order, and an answer that few of its orders give can hide in a short run.
+5. Write every disagreement as a case file, print the summary by category. Exit status 1 when
+   anything disagrees, 2 when the run failed.
 """
 
 from __future__ import annotations
@@ -73,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="seconds for one allocation on either side, like DRASchedulerFilterTimeout (default 10)")
     parser.add_argument("--stable-runs", type=int, default=8,
                         help="pool orders tried on upstream's stable variant (default 8)")
+    parser.add_argument("--recheck-runs", type=int, default=1024,
+                        help="pool orders tried again on stable's disagreeing cases before they count (default 1024)")
     parser.add_argument("--jobs", type=int, default=1, help="oracle worker threads (default 1)")
     return parser
 
@@ -105,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         oracle.finish(process)
     with (out / "upstream.jsonl").open(encoding="utf-8") as answers_file:
         upstream = oracle.read_answers(answers_file)
+    upstream.update(_recheck_stable(binary, cases, upstream, dratwin, out, args))
     tally = _judge_all(cases, upstream, dratwin, out, module)
     what = f"{len(cases)} case files" if args.paths else f"{len(cases)} random cases (seed {args.seed})"
     header = f"differential: {what}, dratwin vs {module or 'upstream'}, in {time.perf_counter() - started:.0f} s"
@@ -115,6 +121,32 @@ def run(args: argparse.Namespace) -> int:
         print(_coverage_line(extra["coverage"]))
     write_summary(out / "summary.json", tally, extra)
     return 1 if tally.disagreements else 0
+
+
+def _recheck_stable(
+    binary: Path, cases: list[Case], upstream: Mapping[str, Mapping[str, Any]],
+    dratwin: Mapping[str, Mapping[str, Any]], out: Path, args: argparse.Namespace,
+) -> dict[str, dict[str, Any]]:
+    """The oracle's answers, with ``--recheck-runs`` pool orders, for stable's cases that disagree."""
+    doubtful = [
+        case for case in cases
+        if (record := upstream.get(case["name"])) is not None and record.get("variant") == "stable"
+        and judge(record, dratwin[case["name"]]).is_disagreement
+    ]
+    if not doubtful or args.recheck_runs <= args.stable_runs:
+        return {}
+    recheck_file = out / "recheck.jsonl"
+    with recheck_file.open("w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(case, separators=(",", ":")) + "\n" for case in doubtful)
+    with (out / "upstream-recheck.jsonl").open("w", encoding="utf-8") as answers_file:
+        process = oracle.start(binary, recheck_file, answers_file, timeout_s=args.timeout,
+                               stable_runs=args.recheck_runs, jobs=args.jobs)
+        oracle.finish(process)
+    with (out / "upstream-recheck.jsonl").open(encoding="utf-8") as answers_file:
+        rechecked = oracle.read_answers(answers_file)
+    print(f"  upstream: {len(doubtful)} stable cases that disagree asked again with {args.recheck_runs} pool orders",
+          file=sys.stderr)
+    return rechecked
 
 
 def _oracle_binary(explicit: str | None) -> Path:

@@ -96,6 +96,7 @@ def build_template(
             groups=(NodeGroup(instance_type.name, 1),),
             gpu_manager=role,
             efa_manager=role,
+            neuron_manager="device-plugin",  # Karpenter has no Neuron device metadata, Auto Mode no Neuron DRA driver
             name_prefix=name,
             nodepool=pool,
             provisioner=provisioner,
@@ -111,6 +112,7 @@ def build_template(
                 groups=(NodeGroup(instance_type.name, 1),),
                 gpu_manager="device-plugin",
                 efa_manager="device-plugin",
+                neuron_manager="device-plugin",
                 name_prefix=name,
                 nodepool=pool,
                 provisioner=provisioner,

@@ -31,6 +31,10 @@ from dratwin.scheduler.plugins.taint_toleration import TaintToleration
 
 ANY_POOL = "(any)"  # key of a reason that holds whatever the NodePool
 NO_DRA_METADATA = "no DRA device metadata: Karpenter cannot launch it for DRA claims"
+NO_NEURON_METADATA = (
+    "no DRA device metadata: Karpenter's covers the NVIDIA GPU and EFA drivers, not this type's Neuron devices, so it "
+    "cannot launch it for DRA claims"
+)
 AUTO_MODE_PLUGIN_ROLE = (
     "as an EKS Auto Mode device-plugin node it publishes no DRA devices (its DRA role is tried apart)"
 )
@@ -326,7 +330,9 @@ class Solver:
     def _devices(self, claim: PlannedClaim, template: Template, pod: PodToPlace) -> tuple[str, list[AllocationResult]]:
         if not template.has_dra_devices:
             plugin_role = template.role == "device-plugin" and template.instance_type.dra is not None
-            return (AUTO_MODE_PLUGIN_ROLE if plugin_role else NO_DRA_METADATA), []
+            if plugin_role:
+                return AUTO_MODE_PLUGIN_ROLE, []
+            return (NO_NEURON_METADATA if template.instance_type.neuron is not None else NO_DRA_METADATA), []
         state = claim.held.get(template.instance_type.name) or AllocatedState()
         if template.device_count - len(state.exclusive) < pod.devices_needed:
             return "DRA: not enough free devices left on this NodeClaim", []  # a cheap bound before the search

@@ -8,6 +8,10 @@ would leave it; resource.k8s.io v1beta1/v1beta2 objects are converted to v1, wit
 Pods that the input already binds (``spec.nodeName``, as in a dump of a real cluster) are placed on
 their nodes as they are, with their claims' allocations; every other pod is pending and goes to the
 scheduler.
+
+NVIDIA ComputeDomains (:mod:`dratwin.cluster.compute_domains`): their controller's templates are created on
+load, before the pods' claims; the IMEX daemons that follow from where the workload pods land are created by
+:func:`imex_daemons`, which the scheduling run calls once the workload pods are placed.
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ import msgspec
 
 from dratwin.allocator.features import Features
 from dratwin.api.codec import classify, decode_as
+from dratwin.api.compute_domain import DOMAIN_LABEL
 from dratwin.api.core import Node, Pod, PodResourceClaimStatus
 from dratwin.api.intake import admit
 from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 from dratwin.cluster.claims import claims_for_pod
+from dratwin.cluster.compute_domains import Domains, controller_templates, read_domains, start_daemons
 from dratwin.cluster.device_taint_rules import device_taint_view, untolerated_no_execute
 from dratwin.cluster.ordered_ready import created_now, waiting_notes
 from dratwin.cluster.pod_groups import pod_group_objects, pod_group_references
@@ -59,6 +65,7 @@ class LoadedCluster:
     roles: list[NodeRole] = field(default_factory=list)
     unmodelled: list[str] = field(default_factory=list)  # constraints of the pods the twin ignores
     waiting: dict[str, str] = field(default_factory=dict)  # pods a controller has not created yet -> the pod before
+    compute_domains: Domains = field(default_factory=Domains)
 
 
 def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: random.Random) -> LoadedCluster:
@@ -103,6 +110,7 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
         *pod_group_objects(admitted.objects),
         *skipped_objects(admitted.objects, READ_ELSEWHERE),
     ]
+    _create_compute_domain_templates(loaded, admitted.objects, templates)
     by_owner = _claims_by_owner(claims)
     for order, raw in enumerate(present.pods):
         _add_pod(loaded, raw, order, templates, claims, by_owner, rng)
@@ -156,6 +164,37 @@ def unmodelled_constraints(pods: Sequence[Raw]) -> list[str]:
                 "it were absent; a real cluster may place them differently or leave some Pending"
             )
     return found
+
+
+def _create_compute_domain_templates(loaded: LoadedCluster, objects: Sequence[LoadedObject],
+                                     templates: dict[tuple[str, str], Raw]) -> None:
+    """The ComputeDomain controller's templates, in the state before any pod's claims are made."""
+    loaded.compute_domains = read_domains(objects)
+    loaded.rejections += loaded.compute_domains.rejections
+    created = controller_templates(loaded.compute_domains, templates)
+    for raw in created.templates:
+        meta = raw["metadata"]
+        template = decode_as(raw, ResourceClaimTemplate, f"ResourceClaimTemplate {meta['namespace']}/{meta['name']}")
+        loaded.state.templates[f"{meta['namespace']}/{meta['name']}"] = template
+        templates[(meta["namespace"], meta["name"])] = raw
+        loaded.state.record("Added", "ResourceClaimTemplate", f"{meta['namespace']}/{meta['name']}")
+    loaded.notes += created.notes
+    loaded.unmodelled += created.warnings
+
+
+def imex_daemons(loaded: LoadedCluster, rng: random.Random) -> list[PodInfo]:
+    """Once the workload pods are placed: the ComputeDomain labels the kubelet plugin sets on their nodes and the
+    IMEX daemon pods the DaemonSets then create, as pending pods (none without ComputeDomains)."""
+    if not loaded.compute_domains.domains:
+        return []
+    started = start_daemons(loaded.state, loaded.compute_domains, rng)
+    for node, uid in started.node_labels.items():
+        loaded.state.label_node(node, DOMAIN_LABEL, uid)
+    loaded.notes += started.notes
+    loaded.unmodelled += started.warnings
+    before = len(loaded.pending)
+    add_pods(loaded, started.pods, rng)
+    return loaded.pending[before:]
 
 
 def add_pods(loaded: LoadedCluster, pods: Sequence[Raw], rng: random.Random) -> None:

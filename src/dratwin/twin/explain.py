@@ -14,13 +14,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dratwin.allocator.explain import Explanation, Reason, explain
+from dratwin.api.compute_domain import DRIVER as COMPUTE_DOMAIN_DRIVER
+from dratwin.api.efa_sharing import shared_efa_warnings
 from dratwin.api.resource import DeviceClass, ResourceClaim
 from dratwin.cluster.device_taint_rules import taint_text
 from dratwin.cluster.roles import DEVICE_PLUGIN, FAMILIES, Family, plugin_resources
+from dratwin.cluster.state import pod_claim_keys
 from dratwin.scheduler.framework import Status
 from dratwin.scheduler.plugins.dynamic_resources import CANNOT_ALLOCATE
 from dratwin.scheduler.plugins.dynamic_resources import NAME as DRA
 from dratwin.scheduler.scheduler import Attempt
+from dratwin.twin.explain_compute_domain import channel_lines, placed_notes
 from dratwin.twin.schedule import ScheduleReport
 
 MAX_NAMES = 5
@@ -94,6 +98,10 @@ def explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
     """Why ``pod`` is where it is, followed by what the twin ignored or the cluster would refuse in the
     input (skipped kinds, constraints not modelled): they may be the reason."""
     explanation = _explain_pod(report, pod)
+    record = report.state.pods.get(pod)
+    if record is not None:  # a claim with EFAs it shares with other pods: it may start without them
+        shared = shared_efa_warnings(r.claim for r in report.state.claims.values())
+        explanation.notes += [shared[key] for key in pod_claim_keys(record.pod) if key in shared]
     explanation.notes += report.loaded.unmodelled
     return explanation
 
@@ -125,7 +133,8 @@ def _explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
     if attempt.scheduled:
         conflict = [r.warning() for r in report.loaded.roles if r.node == attempt.node and r.conflict]
         devices = report.devices_of(attempt)
-        return PodExplanation(pod, "Scheduled", f"bound to node {attempt.node}", attempt.node, devices, notes=conflict)
+        notes = conflict + placed_notes(report, pod)
+        return PodExplanation(pod, "Scheduled", f"bound to node {attempt.node}", attempt.node, devices, notes=notes)
     explanation = PodExplanation(pod, "Pending", attempt.message, notes=blocked)
     if attempt.diagnosis is not None and attempt.diagnosis.pre_filter is not None:
         status = attempt.diagnosis.pre_filter
@@ -241,6 +250,7 @@ def _dra_groups(report: ScheduleReport, pod: str, nodes: Sequence[str]) -> list[
         lines = [line[2:] if line.startswith("  ") else line for line in found.lines()[1:]]
         lines += _taint_rule_lines(report, explanations)
         lines += _device_plugin_lines(report, names, claims)
+        lines += channel_lines(report, names, claims)
         group = NodeGroup(DRA, f"{CANNOT_ALLOCATE}: {_node_free_verdict(found)}", names, lines)
         group.details = [r.to_dict() for r in found.requests]
         groups.append(group)
@@ -310,6 +320,8 @@ def _families_asked(classes: dict[str, DeviceClass], claims: Sequence[ResourceCl
                 texts.append(" ".join([view.device_class_name, *(s.cel.expression for s in selectors if s.cel)]))
     text = " ".join(texts)
     named = [f for f in FAMILIES if any(driver in text for driver in f.drivers)]
+    if COMPUTE_DOMAIN_DRIVER in text:
+        return named  # ComputeDomain channels: no device plugin serves them
     return named or list(FAMILIES)
 
 

@@ -23,6 +23,8 @@ from dratwin.provisioner.consolidation import ConsolidationPlan, consolidate
 from dratwin.provisioner.solver import ANY_POOL, Plan, PodToPlace, Pool, Solver, TypeRejection, Unplaced
 from dratwin.twin.build import LoadedCluster, load_cluster
 from dratwin.twin.optimal import OptimalComparison, optimal_fleet
+from dratwin.twin.plan_compute_domain import split_compute_domain_pods
+from dratwin.twin.plan_devices import interface_warnings, neuron_note, split_auto_mode_neuron
 from dratwin.twin.plan_pools import (
     AUTO_MODE_DRA_VERSION,
     AUTO_MODE_NVIDIA_ROLE,
@@ -76,7 +78,9 @@ def plan(
         raise PlanError("; ".join(unusable))
     pending, missing_class = _split_missing_classes(_pending(scheduled, loaded), loaded, options)
     pending, no_auto_dra = _split_auto_mode_dra(pending, options)
-    missing_class += no_auto_dra
+    pending, no_auto_neuron = split_auto_mode_neuron(pending, loaded.state.classes, options.auto_mode)
+    pending, compute_domain = split_compute_domain_pods(pending, dict(loaded.state.classes), pools)
+    missing_class += no_auto_dra + no_auto_neuron + compute_domain
     solver = Solver(pools, features, dict(loaded.state.classes), compiler)
     headroom = {p.name: {k: v - p.used.get(k, 0) for k, v in p.limits.items()} for p in pools if p.limits}
     result = PlanReport(scheduled, solver.solve(pending), pools, node_claims=_node_claims(objects))
@@ -94,6 +98,9 @@ def plan(
     result.plan.unplaced += missing_class
     result.notes += loaded.rejections + loaded.conversions + unusable + [n for p in pools for n in p.notes]
     result.notes += _warnings(result, objects, options)
+    neuron = neuron_note(result.plan, pending, loaded.state.classes, catalog)
+    if neuron:
+        result.notes.append(neuron)
     if any("karpenter.sh/nodepool" in n.node.metadata.labels for n in loaded.state.nodes.values()):
         result.consolidation = consolidate(
             loaded.state, pools, nodepools, features, dict(loaded.state.classes), compiler, options.now
@@ -193,27 +200,7 @@ def _warnings(result: PlanReport, objects: Sequence[LoadedObject], options: Plan
                 f"device plugin ({plugin_gpus} nvidia.com/gpu): both hand out the same GPUs; Karpenter's docs require "
                 "separate NodePools (with node selectors) for DRA and device-plugin pods"
             )
-    static_interfaces = [
-        o.name for o in objects if o.kind == "EC2NodeClass" and (o.raw.get("spec") or {}).get("networkInterfaces")
-    ]
-    uses_efa = any(
-        r.driver == "dra.net"
-        for c in result.plan.claims
-        for allocs in c.allocations.values()
-        for a in allocs.values()
-        for r in a.devices.results
-    )
-    if options.auto_mode and static_interfaces and uses_efa:
-        found.append(
-            f"EC2NodeClass {', '.join(static_interfaces)} sets static networkInterfaces while pods ask for EFA devices "
-            "aligned through DRA on dynamically provisioned nodes: EKS Auto Mode leaves that combination undefined"
-        )
-    elif static_interfaces and uses_efa:
-        found.append(
-            f"EC2NodeClass {', '.join(static_interfaces)} sets networkInterfaces: Karpenter plans EFA claims as if "
-            "every EFA interface of the type were attached (what it does when networkInterfaces is unset), so the "
-            "node may publish fewer EFA devices than planned"
-        )
+    found += interface_warnings(result.plan, objects, options.auto_mode)
     found += _fallback_subrequests(result.plan)
     found += result.scheduled.loaded.unmodelled
     if options.auto_mode and any(u.reasons for u in result.plan.unplaced):

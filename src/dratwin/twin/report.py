@@ -9,6 +9,7 @@ from typing import Any
 from dratwin.allocator.pools import gather_pools
 from dratwin.allocator.state import DeviceID
 from dratwin.api.codec import dump_json_bytes, dump_yaml
+from dratwin.api.efa_sharing import shared_efa_warnings
 from dratwin.api.resource import Device
 from dratwin.cel import CelDevice, SelectorCompiler
 from dratwin.cel.classes import classes_selecting
@@ -101,7 +102,8 @@ def render_table(report: ScheduleReport, compiler: SelectorCompiler) -> str:
 
 
 def warnings(report: ScheduleReport) -> list[str]:
-    """What a platform engineer must act on: devices handed out twice, pods admission refused."""
+    """What a platform engineer must act on: devices handed out twice, EFAs a sharing pod may not get, pods
+    admission refused."""
     found = [role.warning() for role in report.loaded.roles if role.warning()]
     for info in report.state.nodes.values():
         gpu_pods = sum(1 for p in info.pods if p.requests.get("nvidia.com/gpu", 0) > 0)
@@ -109,6 +111,7 @@ def warnings(report: ScheduleReport) -> list[str]:
             text = time_slicing_warning(info.node, gpu_pods)
             if text:
                 found.append(text)
+    found += shared_efa_warnings(r.claim for r in report.state.claims.values()).values()
     found += [str(r) for r in report.loaded.rejections]
     found += report.loaded.unmodelled
     return found

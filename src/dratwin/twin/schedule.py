@@ -33,7 +33,7 @@ from dratwin.scheduler.plugins.node_resources import (
 from dratwin.scheduler.plugins.node_unschedulable import NodeUnschedulable
 from dratwin.scheduler.plugins.taint_toleration import TaintToleration
 from dratwin.scheduler.scheduler import Attempt, Binder, Profile, Scheduler
-from dratwin.twin.build import LoadedCluster
+from dratwin.twin.build import LoadedCluster, imex_daemons
 
 SCHEDULED_CONDITION = "PodScheduled"
 EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
@@ -111,6 +111,9 @@ def schedule(
     scheduler = Scheduler(loaded.state, profile, random.Random(options.seed), StateBinder(loaded.state))
     with gc_paused():
         attempts = scheduler.run(loaded.pending, until)
+        if until is None or all(p.key != until for p in loaded.pending):
+            # pods that controllers create once the first ones are placed (the IMEX daemons of ComputeDomains)
+            attempts += scheduler.run(imex_daemons(loaded, random.Random(f"imex-daemons/{options.seed}")), until)
     for attempt in attempts:
         if not attempt.scheduled:
             _mark_unschedulable(loaded.state, attempt)
