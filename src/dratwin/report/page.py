@@ -93,8 +93,8 @@ def write_report(data: ReportData, path: Path) -> int:
 
 
 def _script_json(value: Any) -> str:
-    """JSON that is safe inside a <script> element (no "</" can close it early)."""
-    return msgspec.json.encode(value).decode("utf-8").replace("</", "<\\/").replace("<!--", "<\\!--")
+    """JSON that is safe inside a <script> element: no "<" at all, so nothing can close or comment it out."""
+    return msgspec.json.encode(value).decode("utf-8").replace("<", "\\u003c")
 
 
 def _summary_table(data: ReportData) -> list[tuple[str, list[str]]]:

@@ -1,0 +1,143 @@
+"""The report page: self-contained, every plot there, the numbers and reasons shown, under its weight budget."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from tests.builders.report import report, variant
+
+from dratwin.report import build_figures, demo_report, render_report, write_report
+
+# The demo (24 nodes, two variants, two simulated days) weighs about 5.0 MB, 4.8 MB of it plotly.js.
+DEMO_PAGE_BUDGET_BYTES = 6_000_000
+
+
+class Elements(HTMLParser):
+    """Every start tag's attributes, and the text of the figures' JSON script."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str]]] = []
+        self._in_figures = False
+        self.figures_text = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        self.tags.append((tag, values))
+        self._in_figures = values.get("id") == "dratwin-figures"
+
+    def handle_data(self, data: str) -> None:
+        if self._in_figures:
+            self.figures_text += data
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_figures = False
+
+
+def elements(html: str) -> Elements:
+    parser = Elements()
+    parser.feed(html)
+    return parser
+
+
+@pytest.fixture(scope="module")
+def demo_html() -> str:
+    return render_report(demo_report())
+
+
+def test_the_page_loads_nothing_from_elsewhere(demo_html: str) -> None:
+    for tag, attrs in elements(demo_html).tags:
+        for name in ("src", "href", "data", "srcset", "action"):
+            value = attrs.get(name, "")
+            assert not re.match(r"\s*(https?:)?//", value), f"<{tag} {name}={value!r}> needs the network"
+        assert not (tag == "link" and attrs.get("rel") == "stylesheet"), "stylesheets are inlined"
+    assert "@import" not in demo_html
+
+
+def test_the_plotting_library_is_inlined(demo_html: str) -> None:
+    scripts = [attrs for tag, attrs in elements(demo_html).tags if tag == "script"]
+    assert all("src" not in attrs for attrs in scripts)
+    assert "plotly.js v" in demo_html
+
+
+def test_every_figure_has_its_element_and_every_plot_kind_is_there(demo_html: str) -> None:
+    parsed = elements(demo_html)
+    figures = json.loads(parsed.figures_text)
+    ids = {attrs["id"] for _, attrs in parsed.tags if "id" in attrs}
+    assert set(figures) <= ids
+    expected = {
+        "plot-gpus",
+        "plot-utilization",
+        "plot-queue",
+        "plot-nodes",
+        "plot-cost",
+        "plot-heatmap-0",
+        "plot-heatmap-1",
+        "plot-waiting",
+        "plot-startup",
+        "plot-reasons",
+        "plot-compare-0",
+        "plot-compare-1",
+        "plot-compare-2",
+        "plot-compare-3",
+    }
+    assert set(figures) == expected
+    kinds = {trace["type"] for figure in figures.values() for trace in figure["data"]}
+    assert kinds == {"scatter", "heatmap", "bar"}
+
+
+def test_the_demo_page_stays_under_its_weight_budget(tmp_path: Path) -> None:
+    size = write_report(demo_report(), tmp_path / "report.html")
+    assert size == (tmp_path / "report.html").stat().st_size
+    assert size < DEMO_PAGE_BUDGET_BYTES, f"{size:,} bytes"
+
+
+def test_the_latency_table_shows_p50_p95_p99_per_variant() -> None:
+    html = render_report(report(variant("fast", waiting=[float(i) for i in range(1, 101)]), variant("slow")))
+    cells = re.findall(r"<td>([^<]*)</td>", html)
+    fast = cells[cells.index("fast") :][:8]
+    assert fast == ["fast", "100", "50.5 s", "95.0 s", "99.0 s", "75.0 s", "88.5 s", "89.7 s"]
+
+
+def test_wait_reasons_are_listed_most_pods_first_with_their_explanation() -> None:
+    reasons = [("few", 2, "a rare reason"), ("many", 40, "the usual <reason> & more")]
+    html = render_report(report(variant("dra", reasons=reasons)))
+    assert html.index("<code>many</code>") < html.index("<code>few</code>")
+    assert "the usual &lt;reason&gt; &amp; more" in html
+    bars = build_figures(report(variant("dra", reasons=reasons)))["plot-reasons"]["data"][0]
+    assert (bars["y"], bars["x"]) == (["many", "few"], [40, 2])
+
+
+def test_names_from_the_scenario_cannot_break_out_of_the_page() -> None:
+    hostile = '</script><script>alert(1)</script>'
+    html = render_report(report(variant(hostile, nodes=[hostile]), title=hostile))
+    assert "<script>alert(1)" not in html
+    figures = json.loads(elements(html).figures_text)
+    assert figures["plot-heatmap-0"]["data"][0]["y"] == [hostile]
+
+
+def test_a_variant_without_per_node_data_gets_no_heatmap_and_a_note() -> None:
+    html = render_report(report(variant("plain", nodes=[])))
+    assert "No per-node data" in html
+    assert not any(name.startswith("plot-heatmap") for name in build_figures(report(variant("plain", nodes=[]))))
+
+
+def test_utilization_is_used_over_allocated_and_empty_where_nothing_is_allocated() -> None:
+    base = variant("v")
+    allocated = base.allocated_gpus.__class__(times=(0.0, 3600.0), values=(0.0, 8.0))
+    used = base.used_gpus.__class__(times=(0.0, 3600.0), values=(0.0, 6.0))
+    figure = build_figures(report(base.__class__(**{**_fields(base), "allocated_gpus": allocated, "used_gpus": used})))
+    assert figure["plot-utilization"]["data"][0]["y"] == [None, 75.0]
+
+
+def _fields(value: object) -> dict[str, object]:
+    return {name: getattr(value, name) for name in value.__struct_fields__}  # type: ignore[attr-defined]
+
+
+def test_the_demo_is_deterministic_for_a_seed() -> None:
+    assert render_report(demo_report(seed=3)) == render_report(demo_report(seed=3))
+    assert render_report(demo_report(seed=3)) != render_report(demo_report(seed=4))
