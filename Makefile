@@ -9,13 +9,27 @@ SEED ?= 1
 GO ?= go
 ORACLE := build/oracle/oracle
 
-.PHONY: demo test lint typecheck conformance bench oracle differential fuzz clean
+# The report's plotting library: Apache ECharts from its npm package, pinned by version and checksum.
+ECHARTS_VERSION := 6.1.0
+ECHARTS_SHA256 := b66b25aeb4df84e33199dc21694014d336d222cbd9deb0e5a7c14bd6aa0d0fd0
+ECHARTS := src/dratwin/report/vendor/echarts.min.js
 
-$(STAMP): pyproject.toml
+.PHONY: demo test lint typecheck conformance bench oracle differential fuzz clean vendor
+
+$(STAMP): pyproject.toml $(ECHARTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+vendor: $(ECHARTS)
+
+$(ECHARTS):
+	@command -v npm >/dev/null 2>&1 || { echo "make vendor: npm is not installed; the report needs ECharts from its npm package" >&2; exit 2; }
+	rm -rf build/npm/echarts && mkdir -p build/npm/echarts
+	cd build/npm/echarts && npm pack --silent echarts@$(ECHARTS_VERSION) >/dev/null && tar xzf echarts-$(ECHARTS_VERSION).tgz
+	echo "$(ECHARTS_SHA256)  build/npm/echarts/package/dist/echarts.min.js" | sha256sum -c --quiet -
+	cp build/npm/echarts/package/dist/echarts.min.js build/npm/echarts/package/LICENSE build/npm/echarts/package/NOTICE $(@D)/
 
 demo: $(STAMP)
 	$(BIN)/dratwin validate -f examples/

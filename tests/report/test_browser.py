@@ -13,7 +13,7 @@ import pytest
 
 from dratwin.report import build_figures, demo_report, render_report, write_report
 from dratwin.report.browser import check_page, find_chromium
-from dratwin.report.page import plotly_js
+from dratwin.report.page import plot_library_js
 
 CHROMIUM = find_chromium()
 
@@ -45,12 +45,12 @@ def test_the_demo_report_renders_every_plot_offline_without_console_errors(tmp_p
 
 
 def test_a_page_that_needs_the_network_is_caught(tmp_path: Path) -> None:
-    html = render_report(demo_report(nodes=4)).replace(plotly_js(), "")
-    html = html.replace("<script>\n\n</script>", '<script src="https://cdn.plot.ly/plotly-3.0.0.min.js"></script>')
-    assert 'src="https://cdn.plot.ly/' in html
+    html = render_report(demo_report(nodes=4)).replace(plot_library_js(), "")
+    html = html.replace("<script>\n\n</script>", '<script src="https://cdn.jsdelivr.net/npm/echarts@6/dist/echarts.min.js"></script>')
+    assert 'src="https://cdn.jsdelivr.net/' in html
     page = tmp_path / "online.html"
     page.write_text(html, encoding="utf-8")
     result = check_page(page, chromium())
     assert not result.ok
     assert result.rendered == 0
-    assert any("Plotly is not defined" in message for message in result.console_messages)
+    assert any("echarts is not defined" in message for message in (*result.errors, *result.console_messages))

@@ -11,9 +11,11 @@ import pytest
 from tests.builders.report import report, variant
 
 from dratwin.report import build_figures, demo_report, render_report, write_report
+from dratwin.report import page as page_module
+from dratwin.report.page import ReportUnavailable, plot_library_js
 
-# The demo (24 nodes, two variants, two simulated days) weighs about 5.0 MB, 4.8 MB of it plotly.js.
-DEMO_PAGE_BUDGET_BYTES = 6_000_000
+# The demo (24 nodes, two variants, two simulated days) weighs about 1.45 MB, 1.12 MB of it ECharts.
+DEMO_PAGE_BUDGET_BYTES = 2_000_000
 
 
 class Elements(HTMLParser):
@@ -61,7 +63,8 @@ def test_the_page_loads_nothing_from_elsewhere(demo_html: str) -> None:
 def test_the_plotting_library_is_inlined(demo_html: str) -> None:
     scripts = [attrs for tag, attrs in elements(demo_html).tags if tag == "script"]
     assert all("src" not in attrs for attrs in scripts)
-    assert "plotly.js v" in demo_html
+    assert plot_library_js() in demo_html
+    assert "echarts" in plot_library_js()[:20_000]
 
 
 def test_every_figure_has_its_element_and_every_plot_kind_is_there(demo_html: str) -> None:
@@ -86,8 +89,10 @@ def test_every_figure_has_its_element_and_every_plot_kind_is_there(demo_html: st
         "plot-compare-3",
     }
     assert set(figures) == expected
-    kinds = {trace["type"] for figure in figures.values() for trace in figure["data"]}
-    assert kinds == {"scatter", "heatmap", "bar"}
+    kinds = {series["type"] for figure in figures.values() for series in figure["option"]["series"]}
+    assert kinds == {"line", "heatmap", "bar"}
+    heights = {attrs["id"]: attrs.get("style", "") for _, attrs in parsed.tags if attrs.get("id") in figures}
+    assert all(heights[i] == f"height: {figures[i]['height']}px" for i in figures)
 
 
 def test_the_demo_page_stays_under_its_weight_budget(tmp_path: Path) -> None:
@@ -108,8 +113,16 @@ def test_wait_reasons_are_listed_most_pods_first_with_their_explanation() -> Non
     html = render_report(report(variant("dra", reasons=reasons)))
     assert html.index("<code>many</code>") < html.index("<code>few</code>")
     assert "the usual &lt;reason&gt; &amp; more" in html
-    bars = build_figures(report(variant("dra", reasons=reasons)))["plot-reasons"]["data"][0]
-    assert (bars["y"], bars["x"]) == (["many", "few"], [40, 2])
+    option = build_figures(report(variant("dra", reasons=reasons)))["plot-reasons"]["option"]
+    assert (option["yAxis"]["data"], option["series"][0]["data"]) == (["many", "few"], [40, 2])
+
+
+def test_the_reason_bars_share_one_axis_across_variants() -> None:
+    first = variant("a", reasons=[("x", 5, ""), ("y", 1, "")])
+    second = variant("b", reasons=[("y", 9, "")])
+    option = build_figures(report(first, second))["plot-reasons"]["option"]
+    assert option["yAxis"]["data"] == ["y", "x"]
+    assert [s["data"] for s in option["series"]] == [[1, 5], [9, 0]]
 
 
 def test_names_from_the_scenario_cannot_break_out_of_the_page() -> None:
@@ -117,7 +130,7 @@ def test_names_from_the_scenario_cannot_break_out_of_the_page() -> None:
     html = render_report(report(variant(hostile, nodes=[hostile]), title=hostile))
     assert "<script>alert(1)" not in html
     figures = json.loads(elements(html).figures_text)
-    assert figures["plot-heatmap-0"]["data"][0]["y"] == [hostile]
+    assert figures["plot-heatmap-0"]["option"]["yAxis"]["data"] == [hostile]
 
 
 def test_a_variant_without_per_node_data_gets_no_heatmap_and_a_note() -> None:
@@ -131,7 +144,7 @@ def test_utilization_is_used_over_allocated_and_empty_where_nothing_is_allocated
     allocated = base.allocated_gpus.__class__(times=(0.0, 3600.0), values=(0.0, 8.0))
     used = base.used_gpus.__class__(times=(0.0, 3600.0), values=(0.0, 6.0))
     figure = build_figures(report(base.__class__(**{**_fields(base), "allocated_gpus": allocated, "used_gpus": used})))
-    assert figure["plot-utilization"]["data"][0]["y"] == [None, 75.0]
+    assert figure["plot-utilization"]["option"]["series"][0]["data"] == [[0.0, None], [1.0, 75.0]]
 
 
 def _fields(value: object) -> dict[str, object]:
@@ -141,3 +154,18 @@ def _fields(value: object) -> dict[str, object]:
 def test_the_demo_is_deterministic_for_a_seed() -> None:
     assert render_report(demo_report(seed=3)) == render_report(demo_report(seed=3))
     assert render_report(demo_report(seed=3)) != render_report(demo_report(seed=4))
+
+
+def test_an_install_without_the_echarts_bundle_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(page_module, "VENDORED", "vendor/no-such-bundle.js")
+    plot_library_js.cache_clear()
+    try:
+        with pytest.raises(ReportUnavailable, match="make vendor"):
+            render_report(report(variant("a")))
+    finally:
+        plot_library_js.cache_clear()
+
+
+def test_the_heatmap_leaves_nodes_that_did_not_exist_blank() -> None:
+    option = build_figures(report(variant("v", nodes=["n1"])))["plot-heatmap-0"]["option"]
+    assert option["series"][0]["data"] == [[0, 0, 50.0], [2, 0, 100.0]]

@@ -34,6 +34,7 @@ class PageCheck(msgspec.Struct, frozen=True, kw_only=True):
     errors: tuple[str, ...]
     console_messages: tuple[str, ...]
     render_ms: int
+    since_navigation_ms: int
     wall_s: float
 
     @property
@@ -106,5 +107,6 @@ def check_page(page: Path, chromium: str, budget_ms: int = 20000, timeout_s: flo
         errors=tuple(json.loads(status.get("data-errors") or "[]")),
         console_messages=tuple(m.group(1) for m in map(_CONSOLE.search, done.stderr.splitlines()) if m),
         render_ms=int(status.get("data-ms") or 0),
+        since_navigation_ms=int(status.get("data-since-navigation") or 0),
         wall_s=round(wall_s, 3),
     )

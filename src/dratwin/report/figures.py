@@ -1,6 +1,7 @@
-"""The report's plots as plotly.js figure specifications (plain dicts, JSON-ready). Pure: no I/O.
+"""The report's plots as Apache ECharts options (plain dicts, JSON-ready). Pure: no I/O.
 
-Times are drawn in simulated hours since the start. Each variant keeps one colour on every plot.
+Each figure is ``{"height": pixels, "option": <ECharts option>}``. Times are drawn in simulated hours since
+the start; each variant keeps one colour on every plot.
 """
 
 from __future__ import annotations
@@ -9,63 +10,85 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from dratwin.report.model import ReportData, Summary, TimeSeries, Variant
+from dratwin.report.model import ReportData, Summary, TimeSeries, Variant, WaitReason
 from dratwin.report.stats import PERCENTILES, bin_columns, ecdf, percentile
 
 Figure = dict[str, Any]
+Option = dict[str, Any]
 
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+VIRIDIS = ("#440154", "#414487", "#2a788e", "#22a884", "#7ad151", "#fde725")
 HEATMAP_BINS = 288
 HOURS = 3600.0
+TIME_AXIS = "simulated time (hours)"
 
 
 def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
-def _layout(title: str, y_title: str, x_title: str = "simulated time (hours)", **extra: Any) -> dict[str, Any]:
-    layout: dict[str, Any] = {
-        "title": {"text": title},
-        "xaxis": {"title": {"text": x_title}, "zeroline": False},
-        "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
-        "margin": {"l": 64, "r": 24, "t": 48, "b": 48},
-        "legend": {"orientation": "h", "y": -0.2},
-        "height": 360,
-    }
-    layout.update(extra)
-    return layout
+def _figure(option: Option, height: int = 360) -> Figure:
+    return {"height": height, "option": option}
 
 
-def _line(series: TimeSeries, name: str, index: int, dash: str = "solid", shape: str = "hv") -> dict[str, Any]:
+def _axes_option(title: str, y_name: str, x_name: str = TIME_AXIS) -> Option:
     return {
-        "type": "scatter",
-        "mode": "lines",
-        "name": name,
-        "x": [round(t / HOURS, 4) for t in series.times],
-        "y": list(series.values),
-        "line": {"color": colour(index), "dash": dash, "shape": shape, "width": 2},
+        "animation": False,
+        "title": {"text": title, "left": "center", "textStyle": {"fontSize": 14}},
+        "tooltip": {"trigger": "axis"},
+        "legend": {"bottom": 0, "type": "scroll"},
+        "grid": {"left": 72, "right": 32, "top": 60, "bottom": 76},
+        "toolbox": {"right": 8, "top": 24, "feature": {"dataZoom": {}, "restore": {}, "saveAsImage": {}}},
+        "dataZoom": [{"type": "inside"}],
+        "xAxis": {"type": "value", "name": x_name, "nameLocation": "middle", "nameGap": 28, "scale": True},
+        "yAxis": {"type": "value", "name": y_name, "nameLocation": "middle", "nameGap": 52},
+        "series": [],
     }
+
+
+def _line(
+    xs: list[float], ys: list[float | None], name: str, index: int, dashed: bool = False, step: bool = True
+) -> dict[str, Any]:
+    return {
+        "type": "line",
+        "name": name,
+        "data": [[x, y] for x, y in zip(xs, ys, strict=True)],
+        "showSymbol": False,
+        "step": "end" if step else False,
+        "lineStyle": {"width": 2, "type": "dotted" if dashed else "solid", "color": colour(index)},
+        "itemStyle": {"color": colour(index)},
+    }
+
+
+def _hours(series: TimeSeries) -> list[float]:
+    return [round(t / HOURS, 4) for t in series.times]
+
+
+def _time_line(series: TimeSeries, name: str, index: int, dashed: bool = False, step: bool = True) -> dict[str, Any]:
+    return _line(_hours(series), list(series.values), name, index, dashed, step)
 
 
 def _per_variant(
-    data: ReportData, title: str, y_title: str, pick: Callable[[Variant], TimeSeries], shape: str = "hv"
+    data: ReportData, title: str, y_name: str, pick: Callable[[Variant], TimeSeries], step: bool = True
 ) -> Figure:
-    traces = [_line(pick(v), v.name, i, shape=shape) for i, v in enumerate(data.variants)]
-    return {"data": traces, "layout": _layout(title, y_title)}
+    option = _axes_option(title, y_name)
+    option["series"] = [_time_line(pick(v), v.name, i, step=step) for i, v in enumerate(data.variants)]
+    return _figure(option)
 
 
 def gpu_allocation(data: ReportData) -> Figure:
-    traces: list[dict[str, Any]] = []
+    option = _axes_option("GPUs allocated and available", "GPUs")
     for i, variant in enumerate(data.variants):
-        traces.append(_line(variant.allocated_gpus, f"{variant.name}: allocated", i))
-        traces.append(_line(variant.capacity_gpus, f"{variant.name}: on Ready nodes", i, dash="dot"))
-    return {"data": traces, "layout": _layout("GPUs allocated and available", "GPUs")}
+        option["series"].append(_time_line(variant.allocated_gpus, f"{variant.name}: allocated", i))
+        option["series"].append(_time_line(variant.capacity_gpus, f"{variant.name}: on Ready nodes", i, dashed=True))
+    return _figure(option)
 
 
 def gpu_utilization(data: ReportData) -> Figure:
-    """Used GPUs over allocated GPUs, in percent (no value where nothing is allocated)."""
-    traces = []
+    """Used GPUs over allocated GPUs, in percent (a gap where nothing is allocated)."""
+    option = _axes_option("Utilization of allocated GPUs", "percent")
+    option["yAxis"]["max"] = 100
     for i, variant in enumerate(data.variants):
         allocated = dict(zip(variant.allocated_gpus.times, variant.allocated_gpus.values, strict=True))
         used = variant.used_gpus
@@ -73,12 +96,8 @@ def gpu_utilization(data: ReportData) -> Figure:
             round(100 * u / allocated[t], 2) if allocated.get(t) else None
             for t, u in zip(used.times, used.values, strict=True)
         ]
-        trace = _line(used, variant.name, i, shape="linear")
-        trace["y"] = ratio
-        traces.append(trace)
-    layout = _layout("Utilization of allocated GPUs", "percent")
-    layout["yaxis"]["range"] = [0, 105]
-    return {"data": traces, "layout": layout}
+        option["series"].append(_line(_hours(used), ratio, variant.name, i, step=False))
+    return _figure(option)
 
 
 def queue_length(data: ReportData) -> Figure:
@@ -90,60 +109,64 @@ def node_count(data: ReportData) -> Figure:
 
 
 def cost(data: ReportData) -> Figure:
-    return _per_variant(data, "Cost so far", "dollars", lambda v: v.cost_dollars, shape="linear")
+    return _per_variant(data, "Cost so far", "dollars", lambda v: v.cost_dollars, step=False)
 
 
 def node_heatmap(variant: Variant) -> Figure | None:
+    """Nodes × time, binned to at most ``HEATMAP_BINS`` columns; a node that did not exist is left blank."""
     matrix = variant.node_utilization
     if matrix is None or not matrix.nodes:
         return None
     rows = [bin_columns(matrix.times, row, HEATMAP_BINS) for row in matrix.values]
-    times = rows[0][0] if rows else []
-    z = [[None if v is None else round(100 * v, 1) for v in values] for _, values in rows]
-    figure: Figure = {
-        "data": [
-            {
-                "type": "heatmap",
-                "x": [round(t / HOURS, 4) for t in times],
-                "y": list(matrix.nodes),
-                "z": z,
-                "zmin": 0,
-                "zmax": 100,
-                "colorscale": "Viridis",
-                "colorbar": {"title": {"text": "%"}},
-                "hoverongaps": False,
-            }
-        ],
-        "layout": _layout(
-            f"{variant.name}: {matrix.metric} per node",
-            "node",
-            height=max(260, min(900, 60 + 14 * len(matrix.nodes))),
-        ),
+    times = rows[0][0]
+    cells = [
+        [column, row, round(100 * value, 1)]
+        for row, (_, values) in enumerate(rows)
+        for column, value in enumerate(values)
+        if value is not None
+    ]
+    option: Option = {
+        "animation": False,
+        "title": {
+            "text": f"{variant.name}: {matrix.metric} per node (%)",
+            "left": "center",
+            "textStyle": {"fontSize": 14},
+        },
+        "tooltip": {"position": "top"},
+        "grid": {"left": 120, "right": 96, "top": 40, "bottom": 48},
+        "xAxis": {
+            "type": "category",
+            "data": [f"{t / HOURS:.2f}" for t in times],
+            "name": TIME_AXIS,
+            "nameLocation": "middle",
+            "nameGap": 28,
+        },
+        "yAxis": {"type": "category", "data": list(matrix.nodes)},
+        "visualMap": {
+            "min": 0,
+            "max": 100,
+            "calculable": True,
+            "orient": "vertical",
+            "right": 8,
+            "top": "middle",
+            "inRange": {"color": list(VIRIDIS)},
+        },
+        "series": [{"type": "heatmap", "name": matrix.metric, "data": cells}],
     }
-    figure["layout"]["yaxis"] = {"title": {"text": "node"}, "automargin": True, "type": "category"}
-    return figure
+    return _figure(option, height=max(260, min(900, 100 + 14 * len(matrix.nodes))))
 
 
 def latency_ecdf(data: ReportData, which: str) -> Figure:
     """The distribution of waiting (``waiting_s``) or start-up (``startup_s``) times as empirical CDFs."""
-    traces = []
+    title = "Waiting time (created to placed)" if which == "waiting_s" else "Start-up time (placed to Ready)"
+    option = _axes_option(title, "fraction of pods", x_name="seconds")
+    option["yAxis"]["max"] = 1
+    option["xAxis"]["scale"] = False
     for i, variant in enumerate(data.variants):
         values: tuple[float, ...] = getattr(variant, which)
         xs, ys = ecdf(values)
-        traces.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": variant.name,
-                "x": [round(x, 3) for x in xs],
-                "y": [round(y, 5) for y in ys],
-                "line": {"color": colour(i), "shape": "hv", "width": 2},
-            }
-        )
-    title = "Waiting time (created to placed)" if which == "waiting_s" else "Start-up time (placed to Ready)"
-    layout = _layout(title, "fraction of pods", x_title="seconds")
-    layout["yaxis"]["range"] = [0, 1.02]
-    return {"data": traces, "layout": layout}
+        option["series"].append(_line([round(x, 3) for x in xs], [round(y, 5) for y in ys], variant.name, i))
+    return _figure(option)
 
 
 # The comparison's bars: (label, unit, how to read it from a variant).
@@ -160,44 +183,59 @@ def comparison_bars(data: ReportData) -> list[Figure]:
     names = [v.name for v in data.variants]
     for label, unit, read in COMPARED:
         values = [read(v) for v in data.variants]
-        figures.append(
+        option = _axes_option(label, unit, x_name="")
+        option["xAxis"] = {"type": "category", "data": names}
+        option["tooltip"] = {"trigger": "item"}
+        option["grid"]["bottom"] = 40
+        option.pop("dataZoom")
+        option.pop("legend")
+        option["series"] = [
             {
+                "type": "bar",
+                "name": label,
                 "data": [
-                    {
-                        "type": "bar",
-                        "x": names,
-                        "y": [None if math.isnan(x) else round(x, 3) for x in values],
-                        "marker": {"color": [colour(i) for i in range(len(names))]},
-                        "text": [_short(x) for x in values],
-                        "textposition": "auto",
-                    }
+                    {"value": None if math.isnan(x) else round(x, 3), "itemStyle": {"color": colour(i)}}
+                    for i, x in enumerate(values)
                 ],
-                "layout": _layout(label, unit, x_title="variant", height=300, showlegend=False),
+                "label": {"show": True, "position": "top"},
             }
-        )
+        ]
+        figures.append(_figure(option, height=300))
     return figures
 
 
 def wait_reason_bars(data: ReportData, top: int) -> Figure:
-    traces = []
+    """Pods per reason, one bar per variant, for the reasons that are in some variant's top ``top``."""
+    totals: dict[str, int] = {}
+    for variant in data.variants:
+        for reason in top_reasons(variant, top):
+            totals[reason.reason] = totals.get(reason.reason, 0) + reason.pods
+    reasons = sorted(totals, key=lambda r: (-totals[r], r))
+    option = _axes_option("Why pods waited", "", x_name="pods")
+    option["yAxis"] = {
+        "type": "category",
+        "data": reasons,
+        "inverse": True,
+        "axisLabel": {"width": 220, "overflow": "break"},
+    }
+    option["xAxis"]["scale"] = False
+    option["tooltip"] = {"trigger": "axis", "axisPointer": {"type": "shadow"}}
+    option["grid"]["left"] = 240
+    option.pop("dataZoom")
     for i, variant in enumerate(data.variants):
-        reasons = top_reasons(variant, top)
-        traces.append(
+        pods = {r.reason: r.pods for r in variant.wait_reasons}
+        option["series"].append(
             {
                 "type": "bar",
-                "orientation": "h",
                 "name": variant.name,
-                "y": [r.reason for r in reasons],
-                "x": [r.pods for r in reasons],
-                "marker": {"color": colour(i)},
+                "data": [pods.get(r, 0) for r in reasons],
+                "itemStyle": {"color": colour(i)},
             }
         )
-    layout = _layout("Why pods waited", "reason", x_title="pods", barmode="group")
-    layout["yaxis"] = {"automargin": True, "autorange": "reversed", "type": "category"}
-    return {"data": traces, "layout": layout}
+    return _figure(option, height=max(260, 120 + 36 * len(reasons) * max(1, len(data.variants))))
 
 
-def top_reasons(variant: Variant, top: int) -> list[Any]:
+def top_reasons(variant: Variant, top: int) -> list[WaitReason]:
     return sorted(variant.wait_reasons, key=lambda r: (-r.pods, r.reason))[:top]
 
 
@@ -216,11 +254,3 @@ def summary_rows(summary: Summary) -> list[tuple[str, float]]:
         ("SLO misses", summary.slo_misses),
         ("fragmentation", summary.fragmentation),
     ]
-
-
-def _short(value: float) -> str:
-    if math.isnan(value):
-        return "n/a"
-    if abs(value) >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"

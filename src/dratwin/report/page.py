@@ -1,4 +1,8 @@
-"""The report as one self-contained HTML page: plotly.js inlined, the figures as JSON, no network needed.
+"""The report as one self-contained HTML page: Apache ECharts inlined, the figures as JSON, no network needed.
+
+ECharts is not on PyPI: ``make`` vendors its bundle from the npm package (pinned version and checksum,
+see the Makefile's ``vendor`` target) into ``vendor/echarts.min.js`` beside this module, and it ships in
+the package from there.
 
 ``render_report`` is pure (data in, text out); ``write_report`` writes it. The page writes what it drew
 into ``<output id="dratwin-render-status">`` (plots, plots rendered, errors, milliseconds), which the
@@ -17,6 +21,7 @@ from typing import Any
 import jinja2
 import msgspec
 
+from dratwin.errors import DratwinError
 from dratwin.report import figures as fig
 from dratwin.report.model import ReportData
 from dratwin.report.stats import PERCENTILES
@@ -24,10 +29,24 @@ from dratwin.report.stats import PERCENTILES
 TOP_WAIT_REASONS = 10
 
 
+VENDORED = "vendor/echarts.min.js"
+
+
+class ReportUnavailable(DratwinError):
+    """The plotting library's bundle is not installed, so no page can be written."""
+
+
 @cache
-def plotly_js() -> str:
-    """plotly.js as the plotly package ships it (its offline bundle)."""
-    return (resources.files("plotly") / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
+def plot_library_js() -> str:
+    """The ECharts bundle vendored into the package."""
+    bundle = resources.files("dratwin.report").joinpath(VENDORED)
+    try:
+        return bundle.read_text(encoding="utf-8")
+    except FileNotFoundError as missing:
+        raise ReportUnavailable(
+            f"dratwin/report/{VENDORED} is missing, so no report can be written: this install was built "
+            "without the ECharts bundle. From a checkout, run `make vendor` (needs npm) and reinstall."
+        ) from missing
 
 
 @cache
@@ -80,7 +99,8 @@ def render_report(data: ReportData) -> str:
         heatmap_ids=[i for i in ids if i.startswith("plot-heatmap-")],
         latency_ids=["plot-waiting", "plot-startup"],
         reasons_id="plot-reasons",
-        plot_library=plotly_js(),
+        plot_library=plot_library_js(),
+        heights={i: f["height"] for i, f in figures.items()},
         figures_json=_script_json(figures),
     )
 
