@@ -1,7 +1,7 @@
 """The OpenMetrics file through Prometheus' own backfill: ``promtool tsdb create-blocks-from openmetrics``.
 
-Runs where promtool is on PATH or ``DRATWIN_PROMTOOL`` names it (build it with
-``go install github.com/prometheus/prometheus/cmd/promtool@latest``).
+Runs where promtool is on PATH or ``DRATWIN_PROMTOOL`` names it (``make promtool`` builds it into
+``build/promtool/``; ``.ci/run`` does and sets the variable).
 """
 
 from __future__ import annotations
