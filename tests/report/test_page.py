@@ -7,10 +7,11 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import msgspec
 import pytest
 from tests.builders.report import report, variant
 
-from dratwin.report import build_figures, demo_report, render_report, write_report
+from dratwin.report import TimeSeries, build_figures, demo_report, render_report, write_report
 from dratwin.report import page as page_module
 from dratwin.report.page import ReportUnavailable, plot_library_js
 
@@ -141,14 +142,13 @@ def test_a_variant_without_per_node_data_gets_no_heatmap_and_a_note() -> None:
 
 def test_utilization_is_used_over_allocated_and_empty_where_nothing_is_allocated() -> None:
     base = variant("v")
-    allocated = base.allocated_gpus.__class__(times=(0.0, 3600.0), values=(0.0, 8.0))
-    used = base.used_gpus.__class__(times=(0.0, 3600.0), values=(0.0, 6.0))
-    figure = build_figures(report(base.__class__(**{**_fields(base), "allocated_gpus": allocated, "used_gpus": used})))
+    changed = msgspec.structs.replace(
+        base,
+        allocated_gpus=TimeSeries(times=(0.0, 3600.0), values=(0.0, 8.0)),
+        used_gpus=TimeSeries(times=(0.0, 3600.0), values=(0.0, 6.0)),
+    )
+    figure = build_figures(report(changed))
     assert figure["plot-utilization"]["option"]["series"][0]["data"] == [[0.0, None], [1.0, 75.0]]
-
-
-def _fields(value: object) -> dict[str, object]:
-    return {name: getattr(value, name) for name in value.__struct_fields__}  # type: ignore[attr-defined]
 
 
 def test_the_demo_is_deterministic_for_a_seed() -> None:
