@@ -13,6 +13,7 @@ from tests.builders.report import report, variant
 
 from dratwin.report import TimeSeries, build_figures, demo_report, render_report, write_report
 from dratwin.report import page as page_module
+from dratwin.report.figures import LINE_POINTS
 from dratwin.report.page import ReportUnavailable, plot_library_js
 
 # The demo (24 nodes, two variants, two simulated days) weighs about 1.45 MB, 1.12 MB of it ECharts.
@@ -169,3 +170,12 @@ def test_an_install_without_the_echarts_bundle_says_how_to_get_it(monkeypatch: p
 def test_the_heatmap_leaves_nodes_that_did_not_exist_blank() -> None:
     option = build_figures(report(variant("v", nodes=["n1"])))["plot-heatmap-0"]["option"]
     assert option["series"][0]["data"] == [[0, 0, 50.0], [2, 0, 100.0]]
+
+
+def test_a_long_series_is_thinned_on_the_page_but_keeps_its_peak() -> None:
+    times = tuple(float(t) for t in range(50_000))
+    values = tuple(100.0 if t == 12_345 else 1.0 for t in range(50_000))
+    long = msgspec.structs.replace(variant("v"), pending_pods=TimeSeries(times=times, values=values))
+    data = build_figures(report(long))["plot-queue"]["option"]["series"][0]["data"]
+    assert len(data) <= LINE_POINTS
+    assert max(y for _, y in data) == 100.0

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from dratwin.report.stats import bin_columns, ecdf, percentile
+from dratwin.report.stats import bin_columns, ecdf, percentile, thin
 
 PERCENTILE_CASES = {
     "median of an odd count": ([3.0, 1.0, 2.0], 50, 2.0),
@@ -42,3 +42,20 @@ def test_bin_columns_averages_into_equal_bins_and_leaves_gaps_empty() -> None:
     assert values == [2.0, None, 6.0, 2.0]
     assert len(centres) == 4
     assert bin_columns(times[:3], row[:3], 4) == (times[:3], row[:3])
+
+
+def test_thin_keeps_short_series_whole() -> None:
+    assert thin([0.0, 1.0], [5.0, None], 10) == ([0.0, 1.0], [5.0, None])
+
+
+def test_thin_caps_the_points_and_keeps_every_peak_and_dip() -> None:
+    times = [float(t) for t in range(100_000)]
+    values: list[float | None] = [0.0] * 100_000
+    values[31_337] = 250.0  # one short peak of the queue
+    values[77_777] = -3.0
+    xs, ys = thin(times, values, 400)
+    assert len(xs) <= 400
+    assert (xs[0], xs[-1]) == (0.0, 99_999.0)
+    assert xs == sorted(xs)
+    assert (31_337.0, 250.0) in zip(xs, ys, strict=True)
+    assert (77_777.0, -3.0) in zip(xs, ys, strict=True)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dratwin.report.model import ReportData, Summary, TimeSeries, Variant, WaitReason
-from dratwin.report.stats import PERCENTILES, bin_columns, ecdf, percentile
+from dratwin.report.stats import PERCENTILES, bin_columns, ecdf, percentile, thin
 
 Figure = dict[str, Any]
 Option = dict[str, Any]
@@ -20,6 +20,8 @@ Option = dict[str, Any]
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 VIRIDIS = ("#440154", "#414487", "#2a788e", "#22a884", "#7ad151", "#fde725")
 HEATMAP_BINS = 288
+# Points per line at most (about): a week sampled at every event would make the page heavy and slow.
+LINE_POINTS = 4000
 HOURS = 3600.0
 TIME_AXIS = "simulated time (hours)"
 
@@ -50,6 +52,7 @@ def _axes_option(title: str, y_name: str, x_name: str = TIME_AXIS) -> Option:
 def _line(
     xs: list[float], ys: list[float | None], name: str, index: int, dashed: bool = False, step: bool = True
 ) -> dict[str, Any]:
+    xs, ys = thin(xs, ys, LINE_POINTS)
     return {
         "type": "line",
         "name": name,

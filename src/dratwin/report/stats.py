@@ -53,3 +53,33 @@ def bin_columns(
         counts[index] += 1
     centres = [start + (i + 0.5) * width for i in range(bins)]
     return centres, [s / c if c else None for s, c in zip(sums, counts, strict=True)]
+
+
+def thin(
+    times: Sequence[float], values: Sequence[float | None], max_points: int
+) -> tuple[list[float], list[float | None]]:
+    """At most about ``max_points`` points that keep the shape: per equal time bucket, its first, lowest,
+    highest and last point, in time order (so a peak of the queue or a dip of the fleet is never lost).
+    """
+    if len(times) <= max_points:
+        return list(times), list(values)
+    buckets = max(1, max_points // 4)
+    start, end = times[0], times[-1]
+    width = (end - start) / buckets or 1.0
+    chosen: set[int] = set()
+    members: list[list[int]] = [[] for _ in range(buckets)]
+    for index, time in enumerate(times):
+        members[min(int((time - start) / width), buckets - 1)].append(index)
+    for indices in members:
+        if not indices:
+            continue
+        chosen.update((indices[0], indices[-1]))
+        present: list[tuple[float, int]] = []
+        for index in indices:
+            value = values[index]
+            if value is not None:
+                present.append((value, index))
+        if present:
+            chosen.update((min(present)[1], max(present)[1]))
+    ordered = sorted(chosen)
+    return [times[i] for i in ordered], [values[i] for i in ordered]
