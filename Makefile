@@ -9,13 +9,37 @@ SEED ?= 1
 GO ?= go
 ORACLE := build/oracle/oracle
 
-.PHONY: demo test lint typecheck conformance bench oracle differential fuzz clean
+# The report's plotting library: Apache ECharts from its npm package, pinned by version and checksum
+# (committed; `make vendor` fetches it again).
+ECHARTS_VERSION := 6.1.0
+ECHARTS_SHA256 := b66b25aeb4df84e33199dc21694014d336d222cbd9deb0e5a7c14bd6aa0d0fd0
+ECHARTS := src/dratwin/report/vendor/echarts.min.js
+
+# Prometheus' promtool, for the test that backfills the OpenMetrics output (tests/metrics/test_promtool.py).
+PROMETHEUS_VERSION := v0.316.0
+PROMTOOL := build/promtool/promtool
+
+.PHONY: demo test lint typecheck conformance bench oracle differential fuzz clean vendor promtool
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+# The bundle is committed (src/dratwin/report/vendor/README.md); this fetches it again and checks it.
+vendor:
+	@command -v npm >/dev/null 2>&1 || { echo "make vendor: npm is not installed; the report needs ECharts from its npm package" >&2; exit 2; }
+	rm -rf build/npm/echarts && mkdir -p build/npm/echarts
+	cd build/npm/echarts && npm pack --silent echarts@$(ECHARTS_VERSION) >/dev/null && tar xzf echarts-$(ECHARTS_VERSION).tgz
+	echo "$(ECHARTS_SHA256)  build/npm/echarts/package/dist/echarts.min.js" | sha256sum -c --quiet -
+	cp build/npm/echarts/package/dist/echarts.min.js build/npm/echarts/package/LICENSE build/npm/echarts/package/NOTICE $(dir $(ECHARTS))
+
+promtool: $(PROMTOOL)
+
+$(PROMTOOL):
+	@command -v $(GO) >/dev/null 2>&1 || { echo "make promtool: Go is not installed; promtool is built from the Go module proxy" >&2; exit 2; }
+	GOBIN=$(abspath $(@D)) $(GO) install github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_VERSION)
 
 demo: $(STAMP)
 	$(BIN)/dratwin validate -f examples/
