@@ -164,3 +164,41 @@ def test_mig_compute_fraction_rejects(profile: str) -> None:
 def test_a_service_without_throughput_is_refused() -> None:
     with pytest.raises(ServingSpecError, match="service svc: requests_per_second_per_gpu must be positive"):
         model(ServiceSpec("svc", flat(1), 0))
+
+
+def _mixed_fleet() -> tuple[Replica, ...]:
+    return (
+        whole("w1", "chat"),
+        whole("w2", "chat"),
+        mig("m1", 3 / 7, "chat"),
+        sliced("s1", "gpu-a", "chat"),
+        sliced("s2", "gpu-a", "code"),
+        sliced("s3", "gpu-b", "code"),
+        sliced("s4", "gpu-b", "chat"),
+        sliced("s5", "gpu-c", "code"),
+        whole("idle", "code", ready=False),
+    )
+
+
+def test_interval_agrees_with_snapshots() -> None:
+    # Identical replicas are evaluated once per class (gpu-a and gpu-b hold the same mix); the interval's
+    # totals must equal the per-replica snapshot's rates times the duration on a flat load.
+    twin = model(ServiceSpec("chat", flat(40), 10), ServiceSpec("code", flat(25), 8))
+    fleet = _mixed_fleet()
+    snap = twin.snapshot(0, fleet)
+    totals = {t.service: t for t in twin.interval(0, 60, fleet)}
+    for name in ("chat", "code"):
+        assert totals[name].served == pytest.approx(snap.service(name).served_rps * 60)
+        assert totals[name].offered == pytest.approx(snap.service(name).offered_rps * 60)
+    # gpu-a and gpu-b are the same class: their chat pods serve the same.
+    assert snap.replica("s1").served_rps == pytest.approx(snap.replica("s4").served_rps)
+
+
+def test_a_passed_again_tuple_changes_no_answer() -> None:
+    twin = model(ServiceSpec("chat", flat(40), 10), ServiceSpec("code", flat(25), 8))
+    fleet = _mixed_fleet()
+    twin.snapshot(0, fleet)
+    other = fleet[:3]
+    fresh = model(ServiceSpec("chat", flat(40), 10), ServiceSpec("code", flat(25), 8))
+    assert twin.snapshot(0, other) == fresh.snapshot(0, other)
+    assert twin.interval(0, 60, fleet) == fresh.interval(0, 60, fleet)

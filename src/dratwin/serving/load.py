@@ -23,7 +23,6 @@ Metrics (DCGM, CPU) follow :mod:`dratwin.serving.profile`.
 from __future__ import annotations
 
 import itertools
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from typing import Literal
 
 from dratwin.scenario.model import ServiceSpec
 from dratwin.serving.curve import RateCurve, ServingSpecError
+from dratwin.serving.layout import Layout, Member, PerReplica, per_replica, served_by_service
 from dratwin.serving.profile import MIB, ServingProfile
 
 Sharing = Literal["exclusive", "mig", "time-sliced"]
@@ -155,11 +155,14 @@ class ServiceTotals:
 
 
 class ServingModel:
-    """The services of a run; pure: every answer depends only on the arguments."""
+    """The services of a run; every answer depends only on the arguments (a tuple of replicas passed again is
+    recognized and its grouping reused, which changes no answer)."""
 
     def __init__(self, services: Iterable[Service], balancing: Balancing = "equal") -> None:
         self.services = {s.name: s for s in services}
         self.balancing = balancing
+        # The layout of the last tuple of replicas asked about: the same placement is evaluated many times.
+        self._last: tuple[tuple[Replica, ...], Layout] | None = None
 
     @classmethod
     def from_specs(
@@ -176,30 +179,31 @@ class ServingModel:
 
     def snapshot(self, at: float, replicas: Sequence[Replica]) -> LoadSnapshot:
         """The load at ``at`` on the given replicas (those not ready get no traffic)."""
-        offered = self._offered(at, replicas)
-        served, capacity, busy = self._serve(replicas, offered)
-        devices = self._devices(replicas, busy)
-        device_busy = {d.device: d for d in devices}
-        loads = tuple(
-            self._replica_load(r, offered, served, capacity, busy, device_busy[r.device]) for r in replicas if r.ready
-        )
+        values = per_replica(self._layout(replicas), self._rates(at))
+        devices = self._devices(replicas, values.busy)
+        by_device = {d.device: d for d in devices}
+        loads = tuple(self._replica_load(r, values, by_device[r.device]) for r in replicas if r.ready)
         return LoadSnapshot(at, loads, devices, self._services(at, loads))
 
     def interval(self, start: float, end: float, replicas: Sequence[Replica]) -> tuple[ServiceTotals, ...]:
         """Requests offered, served and missed per service over [start, end], the replicas fixed meanwhile."""
         edges = sorted({start, end, *(t for s in self.services.values() for t in s.rate.breakpoints(start, end))})
-        offered: dict[str, float] = defaultdict(float)
-        served: dict[str, float] = defaultdict(float)
+        layout = self._layout(replicas)
+        served: dict[str, float] = dict.fromkeys(self.services, 0.0)
         for a, b in itertools.pairwise(edges):
             step = (b - a) / SUBSTEPS
             for k in range(SUBSTEPS):
-                snap = self.snapshot(a + (k + 0.5) * step, replicas)
-                for load in snap.services:
-                    offered[load.service] += load.offered_rps * step
-                    served[load.service] += load.served_rps * step
-        return tuple(ServiceTotals(name, offered[name], served[name]) for name in sorted(self.services))
+                for name, rps in served_by_service(layout, self._rates(a + (k + 0.5) * step)).items():
+                    served[name] += rps * step
+        return tuple(
+            ServiceTotals(name, service.rate.requests(start, end), served[name])
+            for name, service in sorted(self.services.items())
+        )
 
     # ---- the steps -------------------------------------------------------------------------------
+
+    def _rates(self, at: float) -> dict[str, float]:
+        return {name: service.rate.rate_at(at) for name, service in self.services.items()}
 
     def _alone_capacity(self, replica: Replica) -> float:
         rps = self.services[replica.service].requests_per_second_per_gpu
@@ -207,60 +211,32 @@ class ServingModel:
             return rps * replica.gpus
         return rps * replica.compute_fraction
 
-    def _offered(self, at: float, replicas: Sequence[Replica]) -> dict[str, float]:
-        by_service: dict[str, list[Replica]] = defaultdict(list)
-        for replica in replicas:
-            if replica.ready:
-                by_service[replica.service].append(replica)
-        offered: dict[str, float] = {}
-        for name, ready in by_service.items():
-            rate = self.rate_at(name, at)
-            weights = [self._alone_capacity(r) if self.balancing == "capacity" else 1.0 for r in ready]
-            total = sum(weights)
-            for replica, weight in zip(ready, weights, strict=True):
-                offered[replica.name] = rate * weight / total if total else 0.0
-        return offered
+    def _layout(self, replicas: Sequence[Replica]) -> Layout:
+        if self._last is not None and self._last[0] is replicas:
+            return self._last[1]
+        layout = self._build_layout(replicas)
+        if isinstance(replicas, tuple):  # immutable (and Replica is frozen): safe to reuse while it is passed
+            self._last = (replicas, layout)
+        return layout
 
-    def _serve(
-        self, replicas: Sequence[Replica], offered: Mapping[str, float]
-    ) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
-        served: dict[str, float] = {}
-        capacity: dict[str, float] = {}
-        busy: dict[str, float] = {}  # fraction of the device's (or slice's) time
-        shared: dict[str, list[Replica]] = defaultdict(list)
+    def _build_layout(self, replicas: Sequence[Replica]) -> Layout:
+        layout = Layout()
+        shared: dict[str, list[tuple[str, Member]]] = {}
+        budgets: dict[str, float] = {}
         for replica in replicas:
             if not replica.ready:
                 continue
+            capacity = self._alone_capacity(replica)
+            weight = capacity if self.balancing == "capacity" else 1.0
             if replica.sharing == "time-sliced":
-                shared[replica.device].append(replica)
-                continue
-            cap = self._alone_capacity(replica)
-            capacity[replica.name] = cap
-            served[replica.name] = min(offered[replica.name], cap)
-            busy[replica.name] = served[replica.name] / cap if cap else 0.0
-        for group in shared.values():
-            self._time_slice(group, offered, served, capacity, busy)
-        return served, capacity, busy
-
-    def _time_slice(
-        self,
-        group: Sequence[Replica],
-        offered: Mapping[str, float],
-        served: dict[str, float],
-        capacity: dict[str, float],
-        busy: dict[str, float],
-    ) -> None:
-        budget = group[0].compute_fraction
-        rps = {r.name: self.services[r.service].requests_per_second_per_gpu for r in group}
-        demand = {r.name: offered[r.name] / rps[r.name] for r in group}  # GPU time it would need
-        grants = _max_min_fair(demand, budget)
-        for replica in group:
-            name = replica.name
-            others = {n: d for n, d in demand.items() if n != name}
-            alone = _max_min_fair({**others, name: math.inf}, budget)[name]
-            busy[name] = grants[name]
-            served[name] = grants[name] * rps[name]
-            capacity[name] = alone * rps[name]
+                rps = self.services[replica.service].requests_per_second_per_gpu
+                shared.setdefault(replica.device, []).append((replica.name, (replica.service, weight, rps)))
+                budgets[replica.device] = replica.compute_fraction
+            else:
+                layout.add_isolated(replica.name, replica.service, weight, capacity)
+        for device, members in shared.items():
+            layout.add_shared(budgets[device], members)
+        return layout
 
     def _devices(self, replicas: Sequence[Replica], busy: Mapping[str, float]) -> tuple[DeviceLoad, ...]:
         total: dict[str, float] = defaultdict(float)
@@ -281,31 +257,23 @@ class ServingModel:
             return busy[replica.name] / replica.compute_fraction if replica.compute_fraction else 0.0
         return busy[replica.name]
 
-    def _replica_load(
-        self,
-        replica: Replica,
-        offered: Mapping[str, float],
-        served: Mapping[str, float],
-        capacity: Mapping[str, float],
-        busy: Mapping[str, float],
-        device: DeviceLoad,
-    ) -> ReplicaLoad:
+    def _replica_load(self, replica: Replica, values: PerReplica, device: DeviceLoad) -> ReplicaLoad:
         profile = self.services[replica.service].profile
         name = replica.name
-        own = served[name] / capacity[name] if capacity[name] else 0.0
+        served, capacity, busy = values.served[name], values.capacity[name], values.busy[name]
+        own = served / capacity if capacity else 0.0
         # What the exporter shows for the pod: its device's values (a time-sliced GPU's are the sum of all
         # pods on it); a MIG slice has no GPU_UTIL but profiling metrics of its own.
-        seen = device.busy if replica.sharing == "time-sliced" else busy[name]
+        seen = device.busy if replica.sharing == "time-sliced" else busy
         util = None if replica.sharing == "mig" else 100.0 * min(seen, 1.0)
-        fb = device.fb_used_bytes if replica.sharing == "time-sliced" else profile.framebuffer_bytes(
-            replica.memory_bytes, busy[name]
-        )
+        shown_fb = device.fb_used_bytes if replica.sharing == "time-sliced" else None
+        fb = profile.framebuffer_bytes(replica.memory_bytes, busy) if shown_fb is None else shown_fb
         return ReplicaLoad(
             name,
             replica.service,
-            offered[name],
-            served[name],
-            capacity[name],
+            values.offered[name],
+            served,
+            capacity,
             own,
             util,
             profile.sm_active_per_busy * seen,
@@ -321,21 +289,3 @@ class ServingModel:
             offered = self.rate_at(name, at)
             result.append(ServiceLoad(name, offered, sum(m.served_rps for m in mine), len(mine)))
         return tuple(result)
-
-
-def _max_min_fair(demand: Mapping[str, float], budget: float) -> dict[str, float]:
-    """Water-filling: the smallest demands are met in full, the rest share what is left equally."""
-    grants: dict[str, float] = {}
-    left, waiting = budget, sorted(demand, key=lambda n: (demand[n], n))
-    while waiting:
-        share = left / len(waiting)
-        name = waiting[0]
-        if demand[name] <= share:
-            grants[name] = demand[name]
-            left -= demand[name]
-            waiting.pop(0)
-            continue
-        for rest in waiting:
-            grants[rest] = share
-        break
-    return grants
