@@ -1,0 +1,31 @@
+"""The inference load model: request-rate curves, replicas' throughput from their share of a device, SLO
+misses, and the GPU (DCGM) and CPU metrics an autoscaler reads. Pure: time and placements are arguments."""
+
+from dratwin.serving.curve import RateCurve, RateCurveError, ServingSpecError
+from dratwin.serving.load import (
+    DeviceLoad,
+    LoadSnapshot,
+    Replica,
+    ReplicaLoad,
+    Service,
+    ServiceLoad,
+    ServiceTotals,
+    ServingModel,
+)
+from dratwin.serving.profile import ServingProfile, mig_compute_fraction
+
+__all__ = [
+    "DeviceLoad",
+    "LoadSnapshot",
+    "RateCurve",
+    "RateCurveError",
+    "Replica",
+    "ReplicaLoad",
+    "Service",
+    "ServiceLoad",
+    "ServiceTotals",
+    "ServingModel",
+    "ServingProfile",
+    "ServingSpecError",
+    "mig_compute_fraction",
+]
