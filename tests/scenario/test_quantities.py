@@ -49,7 +49,8 @@ def test_bad_durations(text: object, hint: str) -> None:
 
 
 RATES = [("per hour", "12/h", 12 / 3600), ("per minute", "0.5/min", 0.5 / 60), ("per m", "6/m", 0.1),
-         ("per second", "3/s", 3.0), ("per day", "100/d", 100 / 86400), ("spaces", "12 / h", 12 / 3600)]
+         ("per second", "3/s", 3.0), ("per day", "100/d", 100 / 86400), ("spaces", "12 / h", 12 / 3600),
+         ("word", "12/hour", 12 / 3600)]
 
 
 @pytest.mark.parametrize(("text", "per_second"), [c[1:] for c in RATES], ids=[c[0] for c in RATES])

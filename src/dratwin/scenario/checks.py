@@ -355,6 +355,7 @@ def _variant(variant: fmt.Variant, path: FieldPath, base: ClusterPlan, workloads
             judge.forbidden((*path, name), "applies to generated nodes, and the cluster has no cluster.generate",
                             "describe the fleet with cluster.generate (instance types and counts)")
     mig: tuple[MigRequest, ...] | None = None
+    mig_types: tuple[str, ...] = ()
     if over.sharing == "whole":
         mig = ()
     elif isinstance(over.sharing, fmt.Sharing):
@@ -362,6 +363,12 @@ def _variant(variant: fmt.Variant, path: FieldPath, base: ClusterPlan, workloads
             judge.required((*path, "sharing", "mig"), "name the MIG profiles", "e.g. mig: [3g.40gb=1, 1g.10gb]")
         found = [mig_request((*path, "sharing", "mig", i), t, judge) for i, t in enumerate(over.sharing.mig)]
         mig = tuple(m for m in found if m is not None)
+        types = {entry.instance_type for entry in generated}
+        for index, name in enumerate(over.sharing.instance_types):
+            if name not in types:
+                judge.not_found((*path, "sharing", "instanceTypes", index), name, "no generate entry of this "
+                                "instance type", did_you_mean(name, types) or f"one of: {', '.join(sorted(types))}")
+        mig_types = tuple(over.sharing.instance_types)
     if over.scoring is not None:
         _check_scoring(over.scoring, (*path, "scoring"), judge)
     autoscalers: dict[str, AutoscalerSpec | None] = {}
@@ -374,7 +381,29 @@ def _variant(variant: fmt.Variant, path: FieldPath, base: ClusterPlan, workloads
             assert workload.service is not None
             combined = merged(workload.service.written_autoscaler, over.autoscaler)
             autoscalers[workload.name] = autoscaler_spec(combined, (*path, "autoscaler"), judge)
-    return VariantPlan(variant.name, over.gpu_manager, mig, over.scoring, cluster, autoscalers)
+    templates = _template_overrides(over, path, workloads, judge, child)
+    return VariantPlan(variant.name, over.gpu_manager, mig, mig_types, over.scoring, cluster, autoscalers, templates)
+
+
+def _template_overrides(over: fmt.Overrides, path: FieldPath, workloads: Sequence[WorkloadPlan], judge: Judge,
+                        child: Child) -> dict[str, tuple[LoadedObject, ...]]:
+    """Workloads that create other objects in this variant (a claim for a MIG device instead of a whole GPU);
+    they arrive as in the other variants, at the same times."""
+    by_name = {w.name: w for w in workloads}
+    templates: dict[str, tuple[LoadedObject, ...]] = {}
+    for name, template in over.templates.items():
+        where = (*path, "templates", MapKey(name))
+        workload = by_name.get(name)
+        if workload is None:
+            judge.not_found(where, name, "templates are replaced by workload name", did_you_mean(name, by_name))
+            continue
+        objects = _template(template, where, judge, child)
+        service = workload.service
+        if service is not None and not any(o.kind == "Deployment" and o.name == service.deployment for o in objects):
+            judge.required(where, f"the workload's service is Deployment {service.deployment}",
+                           "keep the serving Deployment's name in the replaced template")
+        templates[name] = objects
+    return templates
 
 
 def decode(raw: dict[str, Any]) -> fmt.ScenarioFile | str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dratwin.api.codec import render_path
 from dratwin.api.loader import FieldPath, LoadedObject, SourceLocation, load_paths
 from dratwin.api.validation import validate_objects
 from dratwin.api.validation_base import Problem, ProblemKind, Reporter, SelectorCompilerLike, Severity
@@ -103,17 +104,24 @@ def check_document(doc: LoadedObject, *, seeds: Sequence[int] | None = None, unt
             reporter.add(finding.kind, finding.path, finding.message, hint=finding.hint)
         else:
             reporter.add(finding.kind, finding.path, finding.message, finding.value, finding.hint)
-    # The values are judged even when the structure has problems, without the fields at fault, so that one
-    # run reports both kinds; a file that still does not decode has only its structural problems reported.
-    written = decode(_without(doc.raw, [f.path for f in findings]) if findings else doc.raw)
+    # The values are judged even when the structure has problems, without the fields at fault (a missing field:
+    # without the mapping that misses it), so that one run reports both kinds; what is then said about those
+    # fields is left out (it would only repeat them), and a file that still does not decode has only its
+    # structural problems reported.
+    pruned = [f.path[:-1] if f.kind is ProblemKind.REQUIRED and len(f.path) > 1 else f.path for f in findings]
+    written = decode(_without(doc.raw, pruned) if findings else doc.raw)
     if isinstance(written, str):
         if not findings:
             reporter.add(ProblemKind.INVALID, (), written)
         return None, [], problems
+    judged_from = len(problems)
     base = Path(doc.source.path).parent
     plan = interpret(written, judge, _children(doc))
     inputs = _read_inputs(doc, plan, base, judge)
     problems += _validate_manifests(plan, inputs, compiler)
+    if findings:
+        problems[judged_from:] = [p for p in problems[judged_from:]
+                                  if p.object != reporter.ref or not _near(p.field, pruned)]
     if judge.failed:
         return None, [], _ordered(problems)
     runs = resolve(plan, inputs, judge, seeds=seeds, until_seconds=until_seconds)
@@ -121,6 +129,16 @@ def check_document(doc: LoadedObject, *, seeds: Sequence[int] | None = None, unt
         return None, [], _ordered(problems)
     ordered = _ordered(problems)
     return Scenario(plan.name, doc.source.path, plan, tuple(ordered)), runs, ordered
+
+
+def _near(field: str, paths: Sequence[FieldPath]) -> bool:
+    """Whether a field is one of ``paths``, inside one or holds one."""
+    for path in paths:
+        rendered = render_path(path)
+        for inner, outer in ((field, rendered), (rendered, field)):
+            if inner == outer or (inner.startswith(outer) and inner[len(outer):][:1] in (".", "[")):
+                return True
+    return False
 
 
 def _without(raw: dict[str, Any], paths: Sequence[FieldPath]) -> dict[str, Any]:
@@ -185,16 +203,17 @@ def _read_inputs(doc: LoadedObject, plan: Plan, base: Path, judge: Judge) -> Inp
 
 
 def _validate_manifests(plan: Plan, inputs: Inputs, compiler: SelectorCompilerLike | None) -> list[Problem]:
-    """The problems of the manifests, as ``dratwin validate`` finds them; a variant's fleet on its own."""
-    templates = [obj for workload in plan.workloads for obj in workload.objects]
-    clusters = [plan.cluster, *(v.cluster for v in plan.variants if v.cluster is not None)]
+    """The problems of the manifests, as ``dratwin validate`` finds them: each variant's fleet with the
+    templates of that variant (a problem shared by several variants is reported once)."""
     problems: list[Problem] = []
-    for cluster in clusters:
+    for variant in plan.variants:
+        cluster = variant.cluster or plan.cluster
         objects = [obj for index in range(len(cluster.written.files))
                    for obj in inputs.files.get((*cluster.path, "files", index), ())]
         objects += cluster.objects
-        problems += validate_objects([*objects, *templates], compiler)
-    unique: dict[str, Problem] = {str(p): p for p in problems}  # the templates are checked with every fleet
+        objects += [obj for w in plan.workloads for obj in variant.templates.get(w.name, w.objects)]
+        problems += validate_objects(objects, compiler)
+    unique: dict[str, Problem] = {str(p): p for p in problems}
     return list(unique.values())
 
 

@@ -187,6 +187,7 @@ class Sharing(_Base, kw_only=True):
     """MIG partitions of every MIG-capable GPU, as ``cluster generate --mig`` takes them (``3g.40gb=1``)."""
 
     mig: list[str]
+    instance_types: list[str] = []  # the generate entries it applies to (all when empty)
 
 
 class Overrides(_Base, kw_only=True):
@@ -195,6 +196,7 @@ class Overrides(_Base, kw_only=True):
     scoring: str | None = None
     cluster: Cluster | None = None
     autoscaler: Autoscaler | None = None
+    templates: dict[str, dict[str, Any] | list[dict[str, Any]]] = {}  # by workload name: what it creates
 
 
 class Variant(_Base, kw_only=True):

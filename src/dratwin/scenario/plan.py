@@ -66,9 +66,11 @@ class VariantPlan:
     name: str
     gpu_manager: str | None = None
     mig: tuple[MigRequest, ...] | None = None  # () whole GPUs; None: as the cluster says
+    mig_instance_types: tuple[str, ...] = ()  # the instance types ``mig`` applies to; () all
     scoring: str | None = None
     cluster: ClusterPlan | None = None
     autoscalers: dict[str, AutoscalerSpec | None] = field(default_factory=dict)  # by workload, when overridden
+    templates: dict[str, tuple[LoadedObject, ...]] = field(default_factory=dict)  # by workload, when overridden
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ at the field's line with a hint.
 - durations are Go's ``time.ParseDuration`` syntax (``90s``, ``1h30m``, ``1.5h``, ``500ms``) plus ``d`` for
   24 hours (``7d``), as ``kubectl`` and Prometheus users write long windows; a bare number is refused (Go
   refuses it too, except 0), so that ``600`` is never silently seconds or minutes;
-- rates are a count per unit of time: ``12/h``, ``0.5/min``, ``3/s``, ``100/d`` (``/m`` is minutes);
+- rates are a count per unit of time: ``12/h``, ``0.5/min``, ``3/s``, ``100/d`` (``/m`` is minutes; ``/hour``,
+  ``/minute``, ``/second`` and ``/day`` are read too);
 - a time of day is ``HH:MM`` or ``HH:MM:SS`` on a 24-hour clock (seconds after midnight);
 - sizes are Kubernetes quantities (``10Gi``, ``500M``) read as bytes; bandwidths are a size per second
   (``200Mi/s``, ``1.25G/s``).
@@ -22,7 +23,8 @@ from dratwin.api.quantity import Quantity
 from dratwin.errors import QuantityError
 
 SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-RATE_UNITS = {"s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+RATE_UNITS = {"s": 1.0, "sec": 1.0, "second": 1.0, "m": 60.0, "min": 60.0, "minute": 60.0, "h": 3600.0,
+              "hour": 3600.0, "d": 86400.0, "day": 86400.0}
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h|d)")
 _RATE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*/\s*([a-z]+)\s*$")
 _TIME_OF_DAY = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")

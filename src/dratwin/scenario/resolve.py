@@ -53,8 +53,12 @@ def resolve(plan: Plan, inputs: Inputs, judge: Judge, *, seeds: Sequence[int] | 
     for variant in plan.variants:
         cluster_plan = variant.cluster or plan.cluster
         objects = _cluster_objects(cluster_plan, variant, inputs, judge)
-        _check_names(objects, arrivals, plan, judge)
-        for seed, (seed_arrivals, instances) in arrivals.items():
+        made = arrivals
+        if variant.templates:  # the same times (the same streams), other objects
+            workloads = tuple(replace(w, objects=variant.templates.get(w.name, w.objects)) for w in plan.workloads)
+            made = {seed: _arrivals(replace(plan, workloads=workloads), inputs, seed, until) for seed in arrivals}
+        _check_names(objects, made, plan, judge)
+        for seed, (seed_arrivals, instances) in made.items():
             runs.append(RunSpec(
                 scenario=plan.name,
                 variant=variant.name,
@@ -117,7 +121,8 @@ def _generated(cluster: ClusterPlan, variant: VariantPlan, inputs: Inputs, judge
 
 def _options(entry: fmt.GenerateEntry, variant: VariantPlan, cluster: fmt.Cluster) -> GenerateOptions:
     mig: tuple[MigRequest, ...] = tuple(parse_mig_request(text) for text in entry.mig)
-    if variant.mig is not None:
+    chosen = not variant.mig_instance_types or entry.instance_type in variant.mig_instance_types
+    if variant.mig is not None and chosen:
         mig = variant.mig
     return GenerateOptions(
         groups=(),
