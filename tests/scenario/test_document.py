@@ -64,8 +64,18 @@ BAD = [
      "add the workload's manifest"),
     ("cluster object in a template", "      kind: Job", "      kind: DeviceClass", 18,
      "spec.workloads[0].template.kind", "spec.cluster.objects"),
+    ("trace run time without a trace", "runFor: {exponential: {mean: 30m}}", "runFor: trace", 15,
+     "spec.workloads[0].runFor", "arrival: {trace"),
+    ("missing trace", "arrival: {poisson: {rate: 12/h}}", "arrival: {trace: {file: nope.csv}}", 14,
+     "spec.workloads[0].arrival.trace.file", "relative to the scenario file"),
+    ("sharing of no generated type", "{gpuManager: device-plugin}", "{sharing: {mig: [1g.10gb], instanceTypes: "
+     "[p5.48xlage]}}", 47, "spec.variants[1].overrides.sharing.instanceTypes[0]", 'did you mean "p5.48xlarge"?'),
+    ("template of no workload", "{gpuManager: device-plugin}", "{templates: {trian: {kind: Job}}}", 47,
+     "spec.variants[1].overrides.templates[trian]", 'did you mean "train"?'),
+    ("a rate per second meant per hour", "rate: 12/h", "rate: 12/s", 14, "spec.workloads[0].arrival",
+     "check the rate's unit"),
     ("amplitude over 1", "amplitude: 0.5", "amplitude: 1.5", 41, "spec.workloads[1].service.rate.diurnal.amplitude",
-     ""),
+     "0 is a flat rate"),
 ]
 
 

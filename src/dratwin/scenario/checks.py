@@ -39,6 +39,7 @@ CLAIM_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "ConfigMap", 
                          "PodDisruptionBudget", "ServiceAccount", "ComputeDomain"})
 NODE_POOL_KINDS = frozenset({"NodePool", "EC2NodeClass", "NodeClass"})
 _SPEC: FieldPath = ("spec",)
+MAX_ARRIVALS = 1_000_000  # of one workload in one run
 
 
 def interpret(written: fmt.ScenarioFile, judge: Judge, child: Child) -> Plan:
@@ -154,12 +155,25 @@ def _workload(workload: fmt.Workload, index: int, path: FieldPath, duration: flo
         until = judge.duration((*path, "until"), workload.until, positive=True) or duration
     if workload.count is not None and workload.count < 1:
         judge.invalid((*path, "count"), workload.count, "must be at least 1")
+    _check_volume(arrival, workload.count, min(until, duration), path, judge)
     run_time = _run_for(workload.run_for, arrival, objects, (*path, "runFor"), judge)
     service = None
     if workload.service is not None:
         service = _service(workload.service, objects, (*path, "service"), duration, judge)
     return WorkloadPlan(workload.name, index, objects, arrival, workload.count, min(until, duration), run_time,
                         service)
+
+
+def _check_volume(arrival: ArrivalPlan, count: int | None, until: float, path: FieldPath, judge: Judge) -> None:
+    """A workload that would make more arrivals than a run can hold (a rate per second meant per hour)."""
+    rate = arrival.rate if arrival.kind == "poisson" else arrival.diurnal.mean if arrival.diurnal else 0.0
+    expected = rate * until if arrival.kind in ("poisson", "diurnal") else float(count or 1)
+    if count is not None:
+        expected = min(expected, float(count))
+    if expected > MAX_ARRIVALS:
+        where = (*path, "count") if arrival.kind == "at" else arrival.path
+        judge.invalid(where, f"{expected:,.0f} arrivals", f"more than {MAX_ARRIVALS:,} arrivals of one workload",
+                      "check the rate's unit (12/h, not 12/s), or limit it with count or until")
 
 
 def _template(template: dict[str, Any] | list[dict[str, Any]], path: FieldPath, judge: Judge,
@@ -198,7 +212,8 @@ def _arrival(arrival: fmt.ArrivalSpec | None, path: FieldPath, judge: Judge) -> 
 def diurnal_rate(diurnal: fmt.Diurnal, path: FieldPath, judge: Judge) -> DiurnalRate:
     mean = judge.rate((*path, "mean"), diurnal.mean) or 0.0
     peak = judge.time_of_day((*path, "peak"), diurnal.peak) or 0.0
-    amplitude = judge.number((*path, "amplitude"), diurnal.amplitude, 0.0, 1.0)
+    amplitude = judge.number((*path, "amplitude"), diurnal.amplitude, 0.0, 1.0,
+                             hint="the swing around the mean: 0 is a flat rate, 1 falls to nothing at the low point")
     return DiurnalRate(mean, peak, 0.0 if amplitude is None else amplitude)
 
 

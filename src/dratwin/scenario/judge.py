@@ -62,12 +62,13 @@ class Judge:
         return found
 
     def number(self, path: FieldPath, value: float, low: float, high: float | None = None,
-               *, low_open: bool = False) -> float | None:
+               *, low_open: bool = False, hint: str = "") -> float | None:
         """``value`` within [low, high] (``(low, high]`` with ``low_open``)."""
         below = value <= low if low_open else value < low
         if below or (high is not None and value > high):
             upper = f" and at most {high:g}" if high is not None else ""
-            self.reporter.invalid(path, value, f"must be {'more than' if low_open else 'at least'} {low:g}{upper}")
+            self.reporter.invalid(path, value, f"must be {'more than' if low_open else 'at least'} {low:g}{upper}",
+                                  hint)
             return None
         return value
 
