@@ -98,6 +98,15 @@ def test_a_manifest_inside_is_validated_at_its_line(tmp_path: Path) -> None:
     assert 'did you mean "nodeSelector"?' in problems[0].hint
 
 
+def test_an_arrival_after_the_end_is_a_warning(tmp_path: Path) -> None:
+    text = edited("    arrival: {poisson: {rate: 12/h}}", "    arrival: {at: 3d}")
+    scenario, runs, problems = check(write(tmp_path, text))
+    assert scenario is not None and [(p.line, p.field, p.is_error) for p in problems] == [
+        (14, "spec.workloads[0].arrival.at", False)]
+    assert scenario.warnings == tuple(problems) and "before the duration" in problems[0].hint
+    assert not [a for a in runs[0].arrivals if a.objects[0].kind == "Job"]
+
+
 def test_several_errors_at_once(tmp_path: Path) -> None:
     text = edited("  seed: 7", "  sead: 7", edited("rate: 12/h", "rate: 12 per hour", edited(
         'peak: "14:00"', 'peak: "25:00"')))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -171,3 +174,22 @@ def test_generated_parts_with_other_options_get_other_names(tmp_path: Path) -> N
     assert len(set(names)) == 4
     managers = [n["metadata"]["labels"]["eks.amazonaws.com/device-manager-nvidia"] for n in _nodes(run)]
     assert managers == ["dra", "dra", "device-plugin", "device-plugin"]
+
+
+_DIGEST = """
+import hashlib, json, sys
+from dratwin.scenario.document import load
+runs = load(sys.argv[1])[1]
+text = json.dumps([[r.variant, r.seed, [o.raw for o in r.objects],
+                    [[a.at_seconds, a.run_seconds, [o.raw for o in a.objects]] for a in r.arrivals]] for r in runs])
+print(hashlib.sha256(text.encode()).hexdigest())
+"""
+
+
+def test_runs_are_the_same_in_another_process(tmp_path: Path) -> None:
+    """Byte for byte, whatever the interpreter's string-hash seed (no set or hash order leaks into a run)."""
+    path = write_document(tmp_path, scenario([TRAIN, SERVE], seeds=[1, 2], variants=[
+        {"name": "a"}, {"name": "b", "overrides": {"gpuManager": "device-plugin"}}]))
+    digests = {subprocess.run([sys.executable, "-c", _DIGEST, path], env={**os.environ, "PYTHONHASHSEED": seed},
+                              capture_output=True, text=True, check=True).stdout for seed in ("1", "2")}
+    assert len(digests) == 1 and len(digests.pop().strip()) == 64

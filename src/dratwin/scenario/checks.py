@@ -15,6 +15,7 @@ import msgspec
 from dratwin.api.codec import POD_TEMPLATES
 from dratwin.api.loader import FieldPath, LoadedObject
 from dratwin.api.schema import MapKey
+from dratwin.api.validation_base import ProblemKind
 from dratwin.api.validation_formats import did_you_mean, dns_label
 from dratwin.cluster.generate import GenerateError, MigRequest, parse_mig_request, parse_taint
 from dratwin.scenario import cold_start as defaults
@@ -156,6 +157,9 @@ def _workload(workload: fmt.Workload, index: int, path: FieldPath, duration: flo
     if workload.count is not None and workload.count < 1:
         judge.invalid((*path, "count"), workload.count, "must be at least 1")
     _check_volume(arrival, workload.count, min(until, duration), path, judge)
+    if arrival.kind == "at" and duration and arrival.at_seconds >= min(until, duration):
+        judge.reporter.warn(ProblemKind.INVALID, (*path, "arrival", "at"), "arrives when the run is over: it "
+                            "is never created", "make it arrive before the duration (or until) ends")
     run_time = _run_for(workload.run_for, arrival, objects, (*path, "runFor"), judge)
     service = None
     if workload.service is not None:
