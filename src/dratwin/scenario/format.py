@@ -19,7 +19,7 @@ import msgspec
 API_VERSION = "dratwin.io/v1alpha1"
 KIND = "Scenario"
 
-GpuManager = Literal["dra", "device-plugin"]
+DeviceManager = Literal["dra", "device-plugin"]
 AutoscalerKind = Literal["hpa", "keda"]
 AutoscalerMetric = Literal["DCGM_FI_DEV_GPU_UTIL", "cpu"]
 TraceFormat = Literal["alibaba-v2023"]
@@ -43,9 +43,9 @@ class GenerateEntry(_Base, kw_only=True):
 
     instance_type: str
     count: int = 1
-    gpu_manager: GpuManager = "dra"
-    efa_manager: GpuManager = "dra"
-    neuron_manager: GpuManager | None = None
+    gpu_manager: DeviceManager = "dra"
+    efa_manager: DeviceManager = "dra"
+    neuron_manager: DeviceManager | None = None
     mig: list[str] = []
     zones: list[str] = []
     taints: list[str] = []
@@ -191,7 +191,7 @@ class Sharing(_Base, kw_only=True):
 
 
 class Overrides(_Base, kw_only=True):
-    gpu_manager: GpuManager | None = None
+    gpu_manager: DeviceManager | None = None
     sharing: Literal["whole"] | Sharing | None = None
     scoring: str | None = None
     cluster: Cluster | None = None

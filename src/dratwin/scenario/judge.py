@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dratwin.api.loader import FieldPath
-from dratwin.api.validation_base import ProblemKind, Reporter
+from dratwin.api.validation_base import Reporter
 from dratwin.scenario.quantities import (
     NotationError,
     parse_bandwidth,
@@ -89,6 +89,3 @@ class Judge:
 
     def not_found(self, path: FieldPath, value: object, message: str, hint: str = "") -> None:
         self.reporter.not_found(path, value, message, hint)
-
-    def kind(self, kind: ProblemKind, path: FieldPath, message: str, hint: str = "") -> None:
-        self.reporter.add(kind, path, message, hint=hint)
