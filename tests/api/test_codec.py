@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
+import msgspec
 import pytest
 import yaml
 
@@ -12,13 +14,16 @@ from dratwin.api.codec import (
     MapKey,
     Support,
     classify,
+    copy_raw,
     decode,
+    decode_as,
     dump_json,
     dump_yaml,
     object_ref,
     render_path,
+    strip_nulls,
 )
-from dratwin.api.core import Pod
+from dratwin.api.core import Node, Pod
 from dratwin.api.loader import load_text
 from dratwin.api.resource import ResourceClaim, ResourceSlice
 from dratwin.errors import InputError, ObjectDecodeError
@@ -162,3 +167,58 @@ def test_pod_decodes_resource_claims() -> None:
     assert isinstance(pod, Pod)
     assert pod.spec.resource_claims[0].resource_claim_template_name == "t"
     assert pod.spec.containers[0].resources.claims[0].name == "g"
+
+
+COPY_CASES = [
+    pytest.param(load_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {a: b}}\n"
+                           "spec: {containers: [{name: c, args: [x, '1'], resources: {limits: {cpu: 1}}}]}\n")[0].raw,
+                 id="pod-as-read"),
+    pytest.param({"spec": {"containers": [{"name": "c", "env": [{"name": "A", "value": None}]}], "replicas": 2.5}},
+                 id="nulls-and-numbers"),
+    pytest.param({"spec": {"containers": [], "tags": {"x", "y"}}}, id="a-set-copied-the-general-way"),
+]
+
+
+@pytest.mark.parametrize("raw", COPY_CASES)
+def test_copy_raw_is_a_deep_copy(raw: dict[str, Any]) -> None:
+    copied = copy_raw(raw)
+    assert copied == raw
+    before = json.dumps(raw, sort_keys=True, default=sorted)
+    copied["spec"]["added"] = True
+    copied["spec"]["containers"].append({"name": "more"})
+    if "tags" in copied["spec"]:
+        copied["spec"]["tags"].add("z")
+    assert json.dumps(raw, sort_keys=True, default=sorted) == before, "the original must not change"
+
+
+def test_copy_raw_makes_an_alias_two_independent_values() -> None:
+    [obj] = load_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: &l {a: b}, annotations: *l}\n")
+    copied = copy_raw(obj.raw)
+    copied["metadata"]["labels"]["a"] = "changed"
+    assert copied["metadata"]["annotations"] == {"a": "b"}
+
+
+NULL_CASES = [
+    pytest.param(Node, {"metadata": {"name": "n", "labels": None}, "spec": {"taints": None}}, id="node-null-lists"),
+    pytest.param(Node, {"metadata": {"name": "n", "labels": {"a": None}}}, id="null-map-value"),
+    pytest.param(Pod, {"metadata": {"name": "p"}, "spec": {"priority": None, "nodeName": None,
+                                                          "containers": [{"name": "c", "resources": None}]}},
+                 id="pod-null-optional-and-struct"),
+    pytest.param(ResourceSlice, {"spec": {"driver": "d", "nodeName": "n", "devices": [
+        {"name": "x", "attributes": {"a": {"int": None, "string": "v"}}, "capacity": None}]}}, id="slice-nulls"),
+    pytest.param(ResourceClaim, {"metadata": {"name": "c"}, "spec": {"devices": {"config": [
+        {"opaque": {"driver": "d", "parameters": {"keep": None, "x": 1}}}]}}}, id="any-field-drops-its-nulls"),
+    pytest.param(Node, {"metadata": {"name": "n"}, "status": {"allocatable": {"cpu": None}}}, id="null-quantity"),
+]
+
+
+@pytest.mark.parametrize(("kind", "raw"), NULL_CASES)
+def test_nulls_decode_as_if_absent(kind: type, raw: dict[str, Any]) -> None:
+    """What the API server's decoder does: a null is an absent field, wherever it is."""
+    assert decode_as(raw, kind, "x") == msgspec.convert(strip_nulls(raw), kind, strict=False)
+
+
+def test_a_wrong_type_next_to_a_null_names_its_field() -> None:
+    raw = {"metadata": {"name": "n", "labels": None}, "spec": {"unschedulable": "maybe"}}
+    with pytest.raises(FieldDecodeError, match=r"spec\.unschedulable"):
+        decode_as(raw, Node, "Node n")

@@ -54,6 +54,43 @@ def test_documents_and_lists_read_alike() -> None:
     assert [o.raw for o in load_text(as_documents)] == [o.raw for o in load_text(text)]
 
 
+# ---- keys go-yaml types: the exact reader reads them -----------------------------------------------
+
+
+@dataclass
+class KeyCase:
+    name: str
+    extra: str  # written inside one entry of a large dump
+    native: bool  # whether the fast path still reads it
+
+
+KEY_CASES = [
+    KeyCase("boolean-key", "  data2:\n    yes: 1\n", native=False),
+    KeyCase("boolean-key-in-a-sequence-entry", "  list:\n  - on: 1\n", native=False),
+    KeyCase("null-key", "  data2:\n    ~: 1\n", native=False),
+    KeyCase("quoted-boolean-key", "  data2:\n    'yes': 1\n", native=False),  # a string either way, read exactly
+    KeyCase("word-ending-like-one", "  data2:\n    generation: 1\n    version: 2\n    policy: 3\n", native=True),
+    KeyCase("in-a-comment", "  # no: this is a comment\n", native=True),
+    KeyCase("inside-a-quoted-value", "  note2: 'a yes: b'\n", native=True),
+]
+
+
+def _read(text: str) -> list[Any] | str:
+    try:
+        return [o.raw for o in load_text(text)]
+    except InputError as error:
+        return str(error)
+
+
+@pytest.mark.parametrize("case", KEY_CASES, ids=[c.name for c in KEY_CASES])
+def test_keys_go_yaml_types_leave_the_fast_path(case: KeyCase, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = large_manifest(extra=case.extra)
+    assert (yaml_fast.read_fast(text) is not None) == case.native
+    read = _read(text)
+    monkeypatch.setattr(yaml_fast, "FAST_MIN_CHARS", len(text) + 1)
+    assert read == _read(text)  # the exact reader's objects, or its error (a null key is refused)
+
+
 # ---- the fast path agrees with the exact reader --------------------------------------------------
 
 

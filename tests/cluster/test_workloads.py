@@ -143,6 +143,21 @@ def test_template_hash_is_stable_short_and_sensitive() -> None:
     assert re.fullmatch(r"[456789bcdf]{1,10}", template_hash(a))
 
 
+@pytest.mark.parametrize(("api_version", "kind", "namespace", "name"), [
+    ("v1", "Pod", "default", "web-0"),
+    ("resource.k8s.io/v1", "ResourceClaim", "ml", "train-0-gpu-x7k2q"),
+    ("apps/v1", "Deployment", "équipe", "名前"),  # non-ASCII is hashed as UTF-8
+    ("batch/v1", "Job", "", ""),
+], ids=["pod", "generated-claim", "non-ascii", "empty-names"])
+def test_object_uid_is_the_uuid5_of_group_kind_namespace_and_name(
+    api_version: str, kind: str, namespace: str, name: str
+) -> None:
+    group = api_version.rpartition("/")[0]
+    namespace_uuid = uuid.UUID("6f1c8e2a-3b7d-5e4f-9a10-d7a7f1e0c0de")
+    assert object_uid(api_version, kind, namespace, name) == str(uuid.uuid5(namespace_uuid,
+                                                                             f"{group}/{kind}/{namespace}/{name}"))
+
+
 def test_object_uid_is_a_stable_uuid_per_kind_namespace_and_name() -> None:
     first = object_uid("apps/v1", "Deployment", "ml", "web")
     assert uuid.UUID(first).version == 5

@@ -200,6 +200,23 @@ def test_make_pod_info() -> None:
     assert make_pod_info(make_pod("q")).priority == 0
 
 
+def test_pods_of_one_shape_get_equal_and_independent_requests() -> None:
+    first = make_pod_info(make_pod("a", container({"cpu": "1"}, {"example.com/x": "2"})))
+    second = make_pod_info(make_pod("b", container({"cpu": "1"}, {"example.com/x": "2"})))
+    assert (second.requests, second.scoring_requests) == (first.requests, first.scoring_requests)
+    first.requests["cpu"] += 1
+    first.scoring_requests.clear()
+    third = make_pod_info(make_pod("c", container({"cpu": "1"}, {"example.com/x": "2"})))
+    assert third.requests == second.requests == {"cpu": 1000, "example.com/x": 2, "pods": 1}
+    assert third.scoring_requests == second.scoring_requests != {}
+
+
+def test_a_bad_quantity_names_its_pod_after_others_of_the_same_layout() -> None:
+    make_pod_info(make_pod("good", container({"memory": "1Gi"}, name="main")))
+    with pytest.raises(QuantityError, match=r"pod default/bad, container main"):
+        make_pod_info(make_pod("bad", container({"memory": "1gi"}, name="main")))
+
+
 @pytest.mark.parametrize(
     ("name", "extended", "scalar"),
     [

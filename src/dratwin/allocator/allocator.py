@@ -149,11 +149,13 @@ class Allocator:
     ) -> bool:
         """All class selectors, then all request selectors; CEL errors become AllocationError."""
         device_class = request.device_class
-        if device_class is not None:
+        if device_class is not None and device_class.spec.selectors:
             name = device_class.metadata.name
             owner = (f"class {name}", ("DeviceClass", name))
             if not self._all_true(device_class.spec.selectors, owner, resource_slice, device, device_id):
                 return False
+        if not request.selectors:
+            return True  # most requests select by class alone: no names to build for messages
         owner = (f"claim {_key(claim)}", ("ResourceClaim", _key(claim)))
         return self._all_true(request.selectors, owner, resource_slice, device, device_id)
 

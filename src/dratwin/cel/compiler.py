@@ -16,20 +16,23 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cel_expr_python import cel
 
-from dratwin.api.driver_shapes import Publications
 from dratwin.cel import regex
-from dratwin.cel.advice import Advice, advise
-from dratwin.cel.ast import CheckedAst, checked_ast
-from dratwin.cel.cost import COST_LIMIT, RUNTIME_ITERATION_BUDGET, CostEstimate, estimate
 from dratwin.cel.device_view import CelDevice, Key, PathSet
 from dratwin.cel.diagnostics import offset_position, parse_compile_error, runtime_failure, strip_status
 from dratwin.cel.environment import environment
 from dratwin.cel.source import SourceFacts, analyze
 from dratwin.errors import CelCompileError, CelRuntimeError
+
+if TYPE_CHECKING:  # the checked tree, the cost and the advice are read by validate and by messages only:
+    # imported where they are used, so that scheduling does not load them (a tenth of the start-up)
+    from dratwin.api.driver_shapes import Publications
+    from dratwin.cel.advice import Advice
+    from dratwin.cel.ast import CheckedAst
+    from dratwin.cel.cost import CostEstimate
 
 MAX_EXPRESSION_BYTES: Final = 10 * 1024  # resource.k8s.io CELSelectorExpressionMaxLength
 COMPILE_CACHE_SIZE: Final = 1024
@@ -84,12 +87,16 @@ class CompiledSelector:
     def checked(self) -> CheckedAst:
         """The checked tree (read on first use: only validation and error messages need it)."""
         if self._checked is None:
+            from dratwin.cel.ast import checked_ast
+
             self._checked = checked_ast(self._program.serialize())
         return self._checked
 
     def cost(self) -> CostEstimate:
         """The worst-case cost as the API server estimates it, and the most loop iterations."""
         if self._cost is None:
+            from dratwin.cel.cost import estimate
+
             self._cost = estimate(self.checked())
         return self._cost
 
@@ -162,6 +169,8 @@ class CompiledSelector:
 
     def _over_budget(self) -> _Failure:
         """cel-cpp stopped the loops: say whether Kubernetes would have stopped too, in words."""
+        from dratwin.cel.cost import COST_LIMIT, RUNTIME_ITERATION_BUDGET
+
         cost = self.cost()
         if cost.exceeds_limit:
             return _Failure(
@@ -207,6 +216,8 @@ class SelectorCompiler:
 
         Raises :class:`CelCompileError` like :meth:`compile` when it does not compile.
         """
+        from dratwin.cel.advice import advise
+
         selector = self.compile(expression)
         return advise(selector.checked(), selector.cost(), publications)
 

@@ -8,8 +8,12 @@ its input (validate: only when nothing could be read at all; see its --help).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from dratwin import __version__
 from dratwin.api.loader import LoadedObject
@@ -66,38 +70,63 @@ def load_inputs(paths: Sequence[str], recursive: bool, command: str) -> list[Loa
     return merged.objects
 
 
-def build_parser() -> argparse.ArgumentParser:
+Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
+
+# Command name -> its module under dratwin.cli. Only the module of the command being run is imported: each
+# pulls in its own layers (the allocator's explanations, the provisioner, the catalog...), and importing
+# them all took a third of a second of every run.
+COMMAND_MODULES = {
+    "validate": "validate_cmd",
+    "allocate": "allocate_cmd",
+    "schedule": "schedule_cmd",
+    "explain": "explain_cmd",
+    "plan": "plan_cmd",
+    "cluster": "cluster_cmd",
+    "bench": "bench_cmd",
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (``command`` names one) a parser that knows only that command."""
     parser = argparse.ArgumentParser(
         prog="dratwin", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"dratwin {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for register in _command_registrars():
+    for register in _command_registrars(command):
         register(commands)
     return parser
 
 
-def _command_registrars() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
-    from dratwin.cli import allocate_cmd, bench_cmd, cluster_cmd, explain_cmd, plan_cmd, schedule_cmd, validate_cmd
-
-    return [
-        validate_cmd.register,
-        allocate_cmd.register,
-        schedule_cmd.register,
-        explain_cmd.register,
-        plan_cmd.register,
-        cluster_cmd.register,
-        bench_cmd.register,
-    ]
+def _command_registrars(command: str | None = None) -> list[Registrar]:
+    names = [command] if command in COMMAND_MODULES else list(COMMAND_MODULES)
+    registrars = []
+    for name in names:
+        register: Registrar = importlib.import_module(f"dratwin.cli.{COMMAND_MODULES[name]}").register
+        registrars.append(register)
+    return registrars
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def main(argv: Sequence[str] | None = None, *, end_process: bool = False) -> int:
+    """Run one command and return its exit status. With ``end_process`` (the ``dratwin`` program) the process
+    ends right after it instead, once its output is flushed, leaving what the command built (kept on
+    ``args.built``) to the operating system: freeing millions of objects one by one took a tenth of a
+    second after scheduling 5,000 pods. mypy ends the same way."""
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(arguments[0] if arguments else None)
+    args = parser.parse_args(arguments)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
-        return EXIT_ERROR
+        code = EXIT_ERROR
+    else:
+        code = _run(handler, args)
+    if end_process:
+        _end_process(code)
+    return code
+
+
+def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
         return int(handler(args))
     except DratwinError as error:
@@ -107,5 +136,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
 
 
+def _end_process(code: int) -> NoReturn:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe or stream: nothing more can be written
+            stream.flush()
+    os._exit(code)
+
+
+def console() -> int:
+    """The ``dratwin`` program (it ends the process itself: see :func:`main`)."""
+    return main(end_process=True)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console())

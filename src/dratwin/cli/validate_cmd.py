@@ -8,13 +8,11 @@ import json
 import sys
 from collections.abc import Sequence
 
+import msgspec
+
 from dratwin.allocator.features import Features
-from dratwin.api.codec import decode_as
-from dratwin.api.conversion import convert_to_v1, needs_conversion
 from dratwin.api.core import Node
-from dratwin.api.duplicates import merge_duplicates
 from dratwin.api.input_set import FileNote, InputSet, NoteLevel, read_inputs
-from dratwin.api.intake import ConvertedObject
 from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import ResourceSlice
 from dratwin.api.validation import Problem, SelectorCompilerLike, validate_objects
@@ -103,15 +101,17 @@ def run(args: argparse.Namespace) -> int:
         return _usage_error(args.output, str(error))
     inputs = read_inputs(args.files, args.recursive, keep_going=True)
     gc.freeze()  # the objects live until the end: the collector need not walk them again (100,000 devices)
+    args.built = inputs  # freed with the process when dratwin ends it (cli.main)
     compiler = _compiler(features.list_type_attributes)
     problems = [note_problem(note) for note in inputs.notes]
     if inputs.empty:
         problems.append(note_problem(inputs.empty_note()))
+    typed: list[tuple[LoadedObject, msgspec.Struct]] = []
     manifests = [obj for obj in inputs.objects if not is_scenario(obj)]
-    problems += validate_objects(manifests, compiler, features)
+    problems += validate_objects(manifests, compiler, features, typed=typed)
     for scenario in (obj for obj in inputs.objects if is_scenario(obj)):
         problems += check_document(scenario, compiler=compiler)[2]
-    problems += device_manager_conflicts(merge_duplicates(inputs.objects).objects)
+    problems += device_manager_conflicts(typed)
     problems = _in_input_order(problems, inputs)
     objects, files = len(inputs.objects), len(dict.fromkeys(o.source.path for o in inputs.objects))
     if args.output == "json":
@@ -150,21 +150,17 @@ def _usage_error(output: str, message: str) -> int:
     return EXIT_USAGE
 
 
-def device_manager_conflicts(objects: Sequence[LoadedObject]) -> list[Problem]:
+def device_manager_conflicts(typed: Sequence[tuple[LoadedObject, msgspec.Struct]]) -> list[Problem]:
     """Nodes where the device plugin and the DRA driver both serve one device family: both hand out the
-    same devices, which no API rule catches and a real cluster does silently. An error, so CI stops."""
+    same devices, which no API rule catches and a real cluster does silently. An error, so CI stops.
+    ``typed``: the objects validation decoded (v1 forms) with their typed views, in input order."""
     nodes: dict[str, tuple[LoadedObject, Node]] = {}
     slices: list[ResourceSlice] = []
-    for obj in objects:
-        if needs_conversion(obj.raw):  # a v1beta1 slice keeps its devices under `basic`: read it as v1
-            obj = ConvertedObject(obj, convert_to_v1(obj.raw))
-        try:
-            if obj.kind == "Node":
-                nodes[obj.name] = (obj, decode_as(obj.raw, Node, obj.ref))
-            elif obj.kind == "ResourceSlice":
-                slices.append(decode_as(obj.raw, ResourceSlice, obj.ref))
-        except DratwinError:
-            continue  # reported by the field checks
+    for obj, value in typed:
+        if isinstance(value, Node):
+            nodes[obj.name] = (obj, value)
+        elif isinstance(value, ResourceSlice):
+            slices.append(value)
     found = []
     for role in node_roles((node for _, node in nodes.values()), slices):
         if not role.warning():

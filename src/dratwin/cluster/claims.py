@@ -21,12 +21,12 @@ controller reserves (pre-scheduled pods).
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dratwin.api.codec import copy_raw
 from dratwin.cluster.workloads import DEFAULT_NAMESPACE, SIMULATION_EPOCH, generated_name, object_uid
 from dratwin.errors import DratwinError
 
@@ -101,7 +101,7 @@ class PodClaims:
 
     def apply_to(self, pod: Raw) -> Raw:
         """A copy of ``pod`` with ``status.resourceClaimStatuses`` as the controller leaves it."""
-        updated = copy.deepcopy(pod)
+        updated = copy_raw(pod)
         status = updated.setdefault("status", {})
         if self.statuses:
             status["resourceClaimStatuses"] = [dict(s) for s in self.statuses]
@@ -334,7 +334,7 @@ class _PodSync:
         metadata["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": self.name, "uid": self.uid,
                                         "controller": True, "blockOwnerDeletion": True}]
         return {"apiVersion": CLAIM_API_VERSION, "kind": "ResourceClaim", "metadata": metadata,
-                "spec": copy.deepcopy(template_spec.get("spec") or {})}
+                "spec": copy_raw(template_spec.get("spec") or {})}
 
 
 # ---- reservations --------------------------------------------------------------------------------
@@ -379,7 +379,7 @@ def reserve(claim: Raw, pod: Raw) -> Raw:
                                    f"shared by at most {RESERVED_FOR_MAX_SIZE} pods at a time; use a template "
                                    "or a second claim for the others)")
     if is_reserved_for(claim, pod):
-        return copy.deepcopy(claim)
+        return copy_raw(claim)
     _, name, uid = _pod_identity(pod)
     # Copy on write: only the status changes, and reserving happens once per scheduled pod.
     status = dict(claim.get("status") or {})
@@ -390,7 +390,7 @@ def reserve(claim: Raw, pod: Raw) -> Raw:
 def unreserve(claim: Raw, pod: Raw) -> Raw:
     """A copy of ``claim`` without the pod's ``reservedFor`` entry (matched by uid, as the scheduler's patch)."""
     uid = _pod_identity(pod)[2]
-    updated = copy.deepcopy(claim)
+    updated = copy_raw(claim)
     entries = _reserved_for(updated)
     kept = [e for e in entries if not (_is_pod_entry(e) and e.get("uid") == uid)]
     if len(kept) != len(entries):
@@ -427,7 +427,7 @@ def release_after_pod_deletion(claim: Raw, pod: Raw, pods_alive: Iterable[Raw]) 
         uid = _pod_identity(other)[2]
         if uid != gone_uid:
             alive[uid] = other
-    updated = copy.deepcopy(claim)
+    updated = copy_raw(claim)
     entries = _reserved_for(updated)
     valid = [e for e in entries
              if not _is_pod_entry(e) or (e.get("uid") in alive and not _is_done(alive[str(e.get("uid"))]))]

@@ -8,21 +8,22 @@ own mutable copies.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
 from dratwin.allocator.features import Features
 from dratwin.allocator.pools import SliceIndex
 from dratwin.allocator.state import AllocatedState, DeviceID
+from dratwin.api.codec import copy_raw
 from dratwin.api.core import Node, Pod
 from dratwin.api.resource import (
     AllocationResult,
     DeviceClass,
     ResourceClaim,
+    ResourceClaimConsumerReference,
     ResourceClaimTemplate,
     ResourceSlice,
 )
@@ -56,9 +57,9 @@ class ClaimRecord:
         return f"{self.claim.metadata.namespace}/{self.claim.metadata.name}"
 
 
-@dataclass(frozen=True)
-class Event:
-    """One change, in order: ``type`` is Added, Modified or Deleted, as in a watch."""
+class Event(NamedTuple):
+    """One change, in order: ``type`` is Added, Modified or Deleted, as in a watch. (A named tuple: a run
+    records several per pod, and a frozen dataclass takes five times as long to make.)"""
 
     seq: int
     type: str
@@ -85,8 +86,14 @@ class ClusterState:
     device_views: dict[int, CelDevice] = field(default_factory=dict)
     # The DeviceTaintRules behind the taints of a device in ``slices`` (for explanations).
     taint_sources: dict[DeviceID, list[RuleTaint]] = field(default_factory=dict)
+    # Every change of a node, in order (NodeInfo.changed): read by the scheduler to find out-of-date outcomes.
+    node_journal: list[NodeInfo] = field(default_factory=list)
     _index: SliceIndex | None = None
     _pool_nodes: dict[tuple[str, str], str | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for info in self.nodes.values():  # a state built from another's (copied) nodes keeps its own journal
+            info.journal = self.node_journal
 
     # ---- reading -----------------------------------------------------------------------------------
 
@@ -110,6 +117,7 @@ class ClusterState:
 
     def add_node(self, raw: Raw, node: Node, info: NodeInfo) -> None:
         self.nodes[node.metadata.name] = info
+        info.journal = self.node_journal
         self.node_raw[node.metadata.name] = raw
         self.record("Added", "Node", node.metadata.name)
 
@@ -164,19 +172,43 @@ class ClusterState:
 
     def allocate_claim(self, key: str, allocation: AllocationResult) -> None:
         """What the DRA plugin's Reserve/PreBind write: the allocation, and the finalizer that protects it."""
-        current = self.claims[key].raw
+        record = self.claims[key]
+        current = record.raw
         meta = dict(current.get("metadata") or {})  # copy on write: the old object stays as it was
         finalizers = list(meta.get("finalizers") or [])
         if CLAIM_FINALIZER not in finalizers:
             meta["finalizers"] = [*finalizers, CLAIM_FINALIZER]
-        status = {**(current.get("status") or {}), "allocation": msgspec.to_builtins(allocation)}
-        self.update_claim(key, {**current, "metadata": meta, "status": status})
+        written = msgspec.to_builtins(allocation)
+        raw = {**current, "metadata": meta, "status": {**(current.get("status") or {}), "allocation": written}}
+        if record.claim.status.allocation is not None:
+            self.update_claim(key, raw)
+            return
+        # Only the finalizers and the allocation change: the typed claim takes them (the allocation decoded from
+        # what is written, as a whole decode would give it), the rest is not decoded again; once per pod.
+        decoded = msgspec.convert(written, AllocationResult, strict=False)
+        claim = msgspec.structs.replace(
+            record.claim,
+            metadata=msgspec.structs.replace(record.claim.metadata, finalizers=list(meta.get("finalizers") or [])),
+            status=msgspec.structs.replace(record.claim.status, allocation=decoded),
+        )
+        self._hold(claim, decoded)
+        record.raw, record.claim = raw, claim
+        self.record("Modified", "ResourceClaim", key)
 
     def reserve_claim(self, key: str, pod_raw: Raw) -> None:
-        self.update_claim(key, reserve(self.claims[key].raw, pod_raw))
+        """The pod joins the claim's ``status.reservedFor`` (the DRA plugin's PreBind)."""
+        record = self.claims[key]
+        raw = reserve(record.raw, pod_raw)
+        # Only status.reservedFor changes (never the allocation): the typed claim takes the new list, and
+        # the rest of it, decoded from the same fields, stays; once per scheduled pod and claim.
+        entries = (raw.get("status") or {}).get("reservedFor") or []
+        reserved = msgspec.convert(entries, list[ResourceClaimConsumerReference], strict=False)
+        status = msgspec.structs.replace(record.claim.status, reserved_for=reserved)
+        record.raw, record.claim = raw, msgspec.structs.replace(record.claim, status=status)
+        self.record("Modified", "ResourceClaim", key)
 
     def deallocate_claim(self, key: str) -> None:
-        raw = copy.deepcopy(self.claims[key].raw)
+        raw = copy_raw(self.claims[key].raw)
         status = raw.get("status") or {}
         status.pop("allocation", None)
         status.pop("reservedFor", None)
@@ -237,7 +269,7 @@ class ClusterState:
                 self.dra_version[node] = self.dra_version.get(node, 0) + 1
                 info = self.nodes.get(node)
                 if info is not None:
-                    info.generation += 1
+                    info.changed()
 
 
 def _decode_claim(raw: Raw) -> ResourceClaim:

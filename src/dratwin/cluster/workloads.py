@@ -27,8 +27,8 @@ pod-template-hash collision counts, ``minReadySeconds``.
 
 from __future__ import annotations
 
-import copy
 import difflib
+import hashlib
 import json
 import random
 import uuid
@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from dratwin.api.codec import decode_as, split_api_version
+from dratwin.api.codec import copy_raw, decode_as, split_api_version
 from dratwin.api.meta import ObjectMeta
 from dratwin.api.workloads import (
     Deployment,
@@ -186,9 +186,16 @@ _UID_NAMESPACE = uuid.UUID("6f1c8e2a-3b7d-5e4f-9a10-d7a7f1e0c0de")
 
 
 def object_uid(api_version: str, kind: str, namespace: str, name: str) -> str:
-    """A deterministic uid for an object that has none: the same object always gets the same uid."""
+    """A deterministic uid for an object that has none: the same object always gets the same uid.
+
+    It is ``uuid.uuid5(_UID_NAMESPACE, "group/kind/namespace/name")``, computed without the UUID object
+    (seven times faster; every pod and generated claim gets one)."""
     group = split_api_version(api_version)[0]
-    return str(uuid.uuid5(_UID_NAMESPACE, f"{group}/{kind}/{namespace}/{name}"))
+    digest = bytearray(hashlib.sha1(_UID_NAMESPACE.bytes + f"{group}/{kind}/{namespace}/{name}".encode()).digest())
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
+    text = digest[:16].hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def controller_reference(api_version: str, kind: str, name: str, uid: str) -> Raw:
@@ -504,7 +511,7 @@ class _Expansion:
         """``controller.GetPodFromTemplate``: labels, annotations, finalizers and a copy of the spec."""
         meta = template.get("metadata") or {}
         return _Draft(dict(meta.get("labels") or {}), dict(meta.get("annotations") or {}),
-                      list(meta.get("finalizers") or []), copy.deepcopy(template.get("spec") or {}))
+                      list(meta.get("finalizers") or []), copy_raw(template.get("spec") or {}))
 
     def _emit_pod(self, draft: _Draft, namespace: str, name: str, generate_name: str, owner: Raw) -> Raw:
         metadata: Raw = {"name": name}
@@ -531,8 +538,11 @@ class _Expansion:
         self.pods.append(pod)
 
     def _bare_pod(self, raw: Raw) -> None:
-        pod = copy.deepcopy(raw)
-        meta = pod.setdefault("metadata", {})
+        # Copy on write: admission changes metadata, spec and status at their top level only, so those three
+        # are copied and everything below them (containers, volumes...) is shared with the input object,
+        # which nothing changes; a deep copy of every pod cost a tenth of loading 5,000 of them.
+        pod = dict(raw)
+        meta = pod["metadata"] = dict(raw.get("metadata") or {})
         namespace, name, uid = self._identity(raw)
         if (namespace, name) in self.emitted:
             self._reject(f"Pod {namespace}/{name}", "creation", "Pod", name, 1, f'pods "{name}" already exists',
@@ -541,12 +551,12 @@ class _Expansion:
         meta["name"], meta["namespace"] = name, namespace
         meta.setdefault("uid", uid)
         meta.setdefault("creationTimestamp", self.now)
-        spec = pod.setdefault("spec", {})
+        spec = pod["spec"] = dict(raw.get("spec") or {})
         priority = self._admit(f"Pod {namespace}/{name}", spec, name, 1)
         if priority is None:
             return
         _apply_priority(spec, priority)
-        status = pod.setdefault("status", {})
+        status = pod["status"] = dict(raw.get("status") or {})
         status.setdefault("phase", "Pending")
         self._add_pod(pod, namespace, name)
 
@@ -558,7 +568,7 @@ class _Expansion:
         ref = f"Deployment {namespace}/{name}"
         deployment = decode_as(raw, Deployment, ref)
         spec = deployment.spec
-        template = copy.deepcopy((raw.get("spec") or {}).get("template") or {})
+        template = copy_raw((raw.get("spec") or {}).get("template") or {})
         labels = dict((template.get("metadata") or {}).get("labels") or {})
         if not (self._check_non_negative(ref, "Deployment", "Deployment.apps", name, {"spec.replicas": spec.replicas})
                 and self._check_selector(ref, "Deployment", "Deployment.apps", name, spec.selector, labels)
@@ -572,7 +582,7 @@ class _Expansion:
         pod_hash = template_hash(template)
         template_meta = template.setdefault("metadata", {})
         template_meta["labels"] = {**labels, POD_TEMPLATE_HASH_LABEL: pod_hash}
-        selector = copy.deepcopy((raw.get("spec") or {}).get("selector") or {})
+        selector = copy_raw((raw.get("spec") or {}).get("selector") or {})
         selector["matchLabels"] = {**(selector.get("matchLabels") or {}), POD_TEMPLATE_HASH_LABEL: pod_hash}
         rs_name = f"{name}-{pod_hash}"
         annotations = {k: v for k, v in ((raw.get("metadata") or {}).get("annotations") or {}).items()
@@ -697,7 +707,7 @@ class _Expansion:
         ref = f"Job {namespace}/{name}"
         job = decode_as(raw, Job, ref)
         spec = job.spec
-        template = copy.deepcopy((raw.get("spec") or {}).get("template") or {})
+        template = copy_raw((raw.get("spec") or {}).get("template") or {})
         template_meta = template.setdefault("metadata", {})
         labels: Raw = dict(template_meta.get("labels") or {})
         selector = spec.selector

@@ -86,12 +86,22 @@ class NodeInfo:
     allocatable: Resources
     requested: Resources = field(default_factory=dict)
     pods: list[PodInfo] = field(default_factory=list)
-    generation: int = 0
+    generation: int = 0  # moved on by changed() only
     non_zero_requested: Resources = field(default_factory=dict)  # what the resource scores count
     name: str = field(init=False)
+    # Where changed() records the node: the journal of the cluster state that holds it, if any.
+    journal: list[NodeInfo] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.name = self.node.metadata.name  # read in every filter loop: an attribute, not a property
+
+    def changed(self) -> None:
+        """Something booked on the node, or a device it can use, changed hands: a new generation, and an
+        entry in the cluster's journal, so that the scheduler finds the nodes whose cached outcomes are out
+        of date without comparing every node's generation in every cycle."""
+        self.generation += 1
+        if self.journal is not None:
+            self.journal.append(self)
 
 
 class CycleState(dict[str, Any]):
@@ -123,5 +133,7 @@ class ScorePlugin(Protocol):
         ...
 
     def normalize(self, state: CycleState, pod: PodInfo, scores: dict[str, int]) -> None:
-        """Rewrite ``scores`` (node name -> raw score) in place to 0..MAX_NODE_SCORE."""
+        """Rewrite ``scores`` (label -> raw score) in place to 0..MAX_NODE_SCORE, from the values alone (as
+        upstream's normalizers do): a label names one node, or all the nodes of a cycle with the same raw
+        scores, which the scheduler scores once."""
         ...

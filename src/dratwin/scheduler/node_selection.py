@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from itertools import compress, repeat
+from operator import eq
 
 from dratwin.scheduler.framework import MAX_NODE_SCORE
 
@@ -31,16 +33,27 @@ def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
 
 
 def select_host(scores: Sequence[tuple[str, int]], rng: random.Random) -> str:
-    """The node with the highest total score; ties are broken uniformly at random.
+    """The node with the highest total score; ties are broken uniformly at random (see
+    :func:`select_index`). ValueError when there is no node to pick."""
+    return scores[select_index([score for _, score in scores], rng)][0]
+
+
+def select_index(totals: Sequence[int], rng: random.Random) -> int:
+    """The position of the highest total; ties are broken uniformly at random.
 
     kube-scheduler draws once per tied node (reservoir sampling); one draw among the tied nodes gives
     the same uniform choice for a fraction of the cost when hundreds of nodes tie, as empty nodes do.
     ValueError when there is no node to pick."""
-    if not scores:
+    if not totals:
         raise ValueError("select host: empty priority list (no feasible node was scored)")
-    best = max(score for _, score in scores)
-    tied = [name for name, score in scores if score == best]
-    return tied[0] if len(tied) == 1 else tied[rng.randrange(len(tied))]
+    best = max(totals)
+    tied = list(compress(range(len(totals)), map(eq, totals, repeat(best))))
+    return tied[pick_tied(len(tied), rng)]
+
+
+def pick_tied(count: int, rng: random.Random) -> int:
+    """Which of ``count`` tied nodes wins: the only one, or one uniform draw."""
+    return 0 if count == 1 else rng.randrange(count)
 
 
 def default_normalize_score(scores: dict[str, int], max_priority: int = MAX_NODE_SCORE, reverse: bool = False) -> None:
@@ -63,5 +76,7 @@ __all__ = [
     "MIN_FEASIBLE_NODES_TO_FIND",
     "default_normalize_score",
     "num_feasible_nodes_to_find",
+    "pick_tied",
     "select_host",
+    "select_index",
 ]

@@ -104,9 +104,33 @@ def pod_priority(pod: Pod) -> int:
 
 def make_pod_info(pod: Pod, order: int = 0) -> PodInfo:
     """The derived view of a pod that the scheduler computes once per pod."""
-    return PodInfo(
-        pod, object_key(pod.metadata), pod_priority(pod), pod_requests(pod), order, pod_requests_for_scoring(pod)
+    requests, scoring = _requests_of(pod)
+    return PodInfo(pod, object_key(pod.metadata), pod_priority(pod), dict(requests), order, dict(scoring))
+
+
+# Both request views by what they are computed from (every container's requests and limits, the init
+# containers' restart policies, the overhead): the pods of one template share them, and exact arithmetic
+# on quantities costs several times what the lookup does. Bounded; each PodInfo gets its own copies.
+_Signature = tuple[object, ...]
+_REQUESTS_SEEN: dict[_Signature, tuple[Resources, Resources]] = {}
+_REQUESTS_SEEN_MAX = 4096
+
+
+def _requests_of(pod: Pod) -> tuple[Resources, Resources]:
+    spec = pod.spec
+    signature = (
+        tuple((c.restart_policy, tuple(c.resources.requests.items()), tuple(c.resources.limits.items()))
+              for c in spec.init_containers),
+        tuple((tuple(c.resources.requests.items()), tuple(c.resources.limits.items())) for c in spec.containers),
+        tuple(spec.overhead.items()),
     )
+    found = _REQUESTS_SEEN.get(signature)
+    if found is None:
+        found = (pod_requests(pod), pod_requests_for_scoring(pod))  # a bad quantity raises, naming this pod
+        if len(_REQUESTS_SEEN) >= _REQUESTS_SEEN_MAX:
+            _REQUESTS_SEEN.clear()
+        _REQUESTS_SEEN[signature] = found
+    return found
 
 
 def _aggregate(pod: Pod, *, non_missing: bool) -> _Exact:
@@ -139,9 +163,14 @@ def _container_requests(container: Container, pod: str, non_missing: bool) -> _E
     for name, limit in _parse_list(resources.limits, f"{where}: resources.limits").items():
         requests.setdefault(name, limit)
     if non_missing:
-        requests.setdefault(CPU, Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000))
-        requests.setdefault(MEMORY, Fraction(DEFAULT_MEMORY_REQUEST))
+        requests.setdefault(CPU, _DEFAULT_CPU)
+        requests.setdefault(MEMORY, _DEFAULT_MEMORY)
     return requests
+
+
+# Built once: a Fraction costs microseconds to make, and every container of every pod may take these.
+_DEFAULT_CPU = Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000)
+_DEFAULT_MEMORY = Fraction(DEFAULT_MEMORY_REQUEST)
 
 
 def _parse_list(values: Mapping[str, str | int | float], where: str) -> _Exact:
@@ -156,7 +185,7 @@ def _parse_list(values: Mapping[str, str | int | float], where: str) -> _Exact:
 
 def _add(into: _Exact, other: Mapping[str, Fraction]) -> None:
     for name, value in other.items():
-        into[name] = into.get(name, Fraction(0)) + value
+        into[name] = into[name] + value if name in into else value  # no Fraction(0) to make and add
 
 
 def _max(into: _Exact, other: Mapping[str, Fraction]) -> None:
@@ -225,7 +254,7 @@ def add_pod(node: NodeInfo, pod: PodInfo) -> None:
     for name, amount in _scoring(pod).items():
         if name in (CPU, MEMORY):
             node.non_zero_requested[name] = node.non_zero_requested.get(name, 0) + amount
-    node.generation += 1
+    node.changed()
 
 
 def _scoring(pod: PodInfo) -> Resources:
@@ -249,7 +278,7 @@ def remove_pod(node: NodeInfo, pod: PodInfo) -> None:
     for name, amount in _scoring(booked).items():
         if name in (CPU, MEMORY):
             node.non_zero_requested[name] = node.non_zero_requested.get(name, 0) - amount
-    node.generation += 1
+    node.changed()
 
 
 def copy_node_info(node: NodeInfo) -> NodeInfo:

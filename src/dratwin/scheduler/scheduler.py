@@ -13,6 +13,7 @@ import heapq
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import compress, islice
 from typing import Any
 
 import msgspec
@@ -29,22 +30,55 @@ from dratwin.scheduler.framework import (
     ScorePlugin,
     Status,
 )
-from dratwin.scheduler.node_selection import num_feasible_nodes_to_find, select_host
+from dratwin.scheduler.node_selection import num_feasible_nodes_to_find, pick_tied
 from dratwin.scheduler.plugins.dynamic_resources import DynamicResources, ExtendedRequest
 from dratwin.scheduler.preemption import find_preemption, fit_error_message, preemption_message
 
 SHAPE_KEY = "PodShape"
+_FEW = 32  # below this many out-of-date slots, sorting them beats scanning every position
+_UNSCORED = -1  # a slot's row of raw scores before the node is scored
 
 
 @dataclass(slots=True)
-class _Entry:
-    """One node's cached filter status (and raw scores, once scored) for one pod shape."""
+class _ShapeTable:
+    """One pod shape's filter outcomes (and raw scores, once scored), one slot per node position.
 
-    generation: int
+    A slot is valid until its node changes (the cluster's node journal names it) or the cluster-wide DRA
+    version moves on: outcomes are pure functions of those. The flat lists let a cycle take the feasible
+    nodes among the valid slots without a Python loop over hundreds of nodes (``compress`` and slicing run
+    in C); only the out-of-date slots are filtered again, one by one."""
+
     dra_global: int
-    ok: bool
-    status: Status
-    scores: tuple[int, ...] | None = None
+    seen: int  # how many journal entries are taken into account
+    stale: set[int]  # positions whose outcome is out of date (or was never computed)
+    ok: list[bool]
+    statuses: list[Status | None]
+    rows: list[int]  # the number of each node's row of raw scores (Scheduler._row_id), once scored
+
+    @classmethod
+    def empty(cls, count: int, dra_global: int, seen: int) -> _ShapeTable:
+        return cls(dra_global, seen, set(range(count)), [False] * count, [None] * count, [_UNSCORED] * count)
+
+    def out_of_date(self, journal: list[NodeInfo], positions: dict[int, int], dra_global: int, start: int,
+                    count: int) -> list[int]:
+        """The positions to filter again, in the order a cycle starting at ``start`` walks them."""
+        if dra_global != self.dra_global:
+            self.dra_global = dra_global
+            self.stale = set(range(count))
+        elif len(journal) > self.seen:
+            changed = (positions.get(id(node)) for node in journal[self.seen :])
+            self.stale.update(p for p in changed if p is not None)
+        self.seen = len(journal)
+        stale = self.stale
+        if len(stale) > _FEW:
+            return [p for p in range(start, count) if p in stale] + [p for p in range(start) if p in stale]
+        return sorted(stale, key=lambda p: (p - start) % count)
+
+    def store(self, position: int, status: Status) -> None:
+        self.stale.discard(position)
+        self.ok[position] = status.ok
+        self.statuses[position] = status
+        self.rows[position] = _UNSCORED
 
 
 @dataclass
@@ -103,10 +137,18 @@ class Scheduler:
         self.binder = binder
         self.next_start_node = 0
         self.node_order = _zone_round_robin(list(cluster.nodes.values()))
-        # Filter statuses and raw scores per pod shape and node position, valid while the node's
-        # generation and the cluster-wide DRA version stay the same: they are pure functions of those,
-        # and the pods of one template share a shape.
-        self._entries: dict[Any, list[_Entry | None]] = {}
+        # Filter statuses and raw scores per pod shape and node position, valid until the node changes (the
+        # cluster's node journal says which did) or the cluster-wide DRA version moves on: they are pure
+        # functions of those, and the pods of one template share a shape.
+        self._tables: dict[Any, _ShapeTable] = {}
+        self._journal = cluster.node_journal
+        assert all(n.journal is self._journal for n in self.node_order), "a node outside the cluster's journal"
+        self._position_of = {id(n): i for i, n in enumerate(self.node_order)}
+        self._positions = list(range(len(self.node_order))) * 2  # a window of it is one cycle's walk order
+        # Each distinct row of raw scores (one per score plugin) gets a number: a shape's table keeps the
+        # number per node, and a cycle scores its distinct rows, not its hundreds of nodes.
+        self._rows: dict[tuple[int, ...], int] = {}
+        self._row_values: list[tuple[int, ...]] = []
         self._spec_keys: dict[str, bytes] = {}
 
     def run(self, pods: Sequence[PodInfo], until: str | None = None) -> list[Attempt]:
@@ -163,35 +205,47 @@ class Scheduler:
     ) -> tuple[list[int], Status | None]:
         """Filter nodes from where the last cycle stopped until enough are feasible; their positions.
 
-        This loop runs for hundreds of nodes per pod, so it is written for speed: a node's status is
-        cached per pod shape and reused while the node's generation (bumped by pods and by its devices
-        changing hands) and the cluster-wide DRA version stay the same."""
-        wanted = num_feasible_nodes_to_find(len(nodes), self.profile.percentage_of_nodes_to_score)
-        feasible: list[int] = []
+        Only the nodes whose cached outcome for this pod shape is out of date are filtered again, when the
+        walk reaches them (so an error or a cost is met exactly where upstream's loop would meet it); the
+        runs of valid outcomes between them are taken in C. The rejected nodes' statuses go into
+        ``diagnosis`` only when no node is feasible: otherwise nothing reads them."""
         count = len(nodes)
-        entries = self._entries.get(state[SHAPE_KEY])
-        if entries is None:
-            entries = self._entries[state[SHAPE_KEY]] = [None] * count
-        dra_global = self.cluster.dra_global_version
-        start, checked = self.next_start_node, 0
-        for offset in range(count):
+        if not count:
+            return [], None
+        wanted = num_feasible_nodes_to_find(count, self.profile.percentage_of_nodes_to_score)
+        table = self._tables.get(state[SHAPE_KEY])
+        if table is None:
+            dra_global = self.cluster.dra_global_version
+            table = self._tables[state[SHAPE_KEY]] = _ShapeTable.empty(count, dra_global, len(self._journal))
+        start = self.next_start_node
+        walk = self._positions[start:start + count]
+        ok = table.ok[start:] + table.ok[:start]  # in walk order; stale slots are decided below
+        feasible: list[int] = []
+        checked, done = count, 0
+        stale = table.out_of_date(self._journal, self._position_of, self.cluster.dra_global_version, start, count)
+        for position in [*stale, None]:
+            end = count if position is None else (position - start) % count
+            feasible += islice(compress(walk[done:end], ok[done:end]), wanted - len(feasible))
             if len(feasible) >= wanted:
+                checked = (feasible[-1] - start) % count + 1
                 break
-            index = (start + offset) % count
-            node = nodes[index]
-            checked += 1
-            entry = entries[index]
-            if entry is None or entry.generation != node.generation or entry.dra_global != dra_global:
-                status = self._run_filters(state, pod, node)
-                if status.code is Code.ERROR:
-                    return [], status
-                entry = entries[index] = _Entry(node.generation, dra_global, status.ok, status)
-            if entry.ok:
-                feasible.append(index)
-            else:
-                diagnosis.nodes[node.name] = entry.status
-        if count:
-            self.next_start_node = (start + checked) % count
+            if position is None:
+                break
+            node = nodes[position]
+            status = self._run_filters(state, pod, node)
+            if status.code is Code.ERROR:
+                return [], status
+            table.store(position, status)
+            done = end + 1
+            if status.ok:
+                feasible.append(position)
+                if len(feasible) >= wanted:
+                    checked = done
+                    break
+        self.next_start_node = (start + checked) % count
+        if not feasible:
+            rejections = ((nodes[p].name, table.statuses[p]) for p in walk)
+            diagnosis.nodes.update((name, status) for name, status in rejections if status is not None)
         return feasible, None
 
     def _shape(self, state: CycleState, pod: PodInfo) -> tuple[Any, ...]:
@@ -210,28 +264,45 @@ class Scheduler:
         return Status()
 
     def _select(self, state: CycleState, pod: PodInfo, feasible: list[int]) -> str:
+        """Score, normalize and pick as kube-scheduler does, computed once per distinct row of raw scores:
+        normalizing reads only the values (and their highest), so nodes with equal raw scores get equal
+        totals, and hundreds of nodes usually share two or three rows."""
         nodes = self.node_order
-        entries = self._entries[state[SHAPE_KEY]]
-        raw = []
-        for index in feasible:
-            entry = entries[index]
-            assert entry is not None
-            if entry.scores is None:
-                self.profile.dra.filter(state, pod, nodes[index])  # the DRA score reads this outcome
-                entry.scores = tuple(plugin.score(state, pod, nodes[index]) for plugin in self.profile.scores)
-            raw.append(entry.scores)
-        totals = [0] * len(feasible)
+        table = self._tables[state[SHAPE_KEY]]
+        ids = list(map(table.rows.__getitem__, feasible))
+        i = -1
+        while _UNSCORED in ids:  # usually one: the node the last pod went to (found by C searches, not a loop)
+            i = ids.index(_UNSCORED, i + 1)
+            position = feasible[i]
+            node = nodes[position]
+            self.profile.dra.filter(state, pod, node)  # the DRA score reads this outcome
+            ids[i] = table.rows[position] = self._row_id(tuple(p.score(state, pod, node) for p in self.profile.scores))
+        distinct = sorted(set(ids))
+        if len(distinct) == 1:
+            return nodes[feasible[pick_tied(len(feasible), self.rng)]].name  # every node scores the same
+        totals = dict.fromkeys(distinct, 0)
         for column_index, plugin in enumerate(self.profile.scores):
-            column = [scores[column_index] for scores in raw]
-            if min(column) == max(column):
+            column = {row: self._row_values[row][column_index] for row in distinct}
+            values = list(column.values())
+            if values.count(values[0]) == len(values):
                 continue  # equal raw scores normalize to equal scores: they cannot change the choice
             if getattr(plugin, "normalizes", True):
-                named = {nodes[index].name: column[i] for i, index in enumerate(feasible)}
-                plugin.normalize(state, pod, named)
-                column = [named[nodes[index].name] for index in feasible]
-            weight = plugin.weight
-            totals = [total + value * weight for total, value in zip(totals, column, strict=True)]
-        return select_host([(nodes[index].name, totals[i]) for i, index in enumerate(feasible)], self.rng)
+                labelled = {str(row): value for row, value in column.items()}
+                plugin.normalize(state, pod, labelled)
+                column = {row: labelled[str(row)] for row in distinct}
+            for row in distinct:
+                totals[row] += column[row] * plugin.weight
+        best = max(totals.values())
+        winners = {row for row, total in totals.items() if total == best}
+        tied = list(compress(feasible, map(winners.__contains__, ids)))
+        return nodes[tied[pick_tied(len(tied), self.rng)]].name
+
+    def _row_id(self, scores: tuple[int, ...]) -> int:
+        row = self._rows.get(scores)
+        if row is None:
+            row = self._rows[scores] = len(self._row_values)
+            self._row_values.append(scores)
+        return row
 
     def _post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> Attempt:
         nodes = self.node_order

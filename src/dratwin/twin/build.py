@@ -26,7 +26,7 @@ import msgspec
 from dratwin.allocator.features import Features
 from dratwin.api.codec import classify, decode_as
 from dratwin.api.compute_domain import DOMAIN_LABEL
-from dratwin.api.core import Node, Pod
+from dratwin.api.core import Node, Pod, PodResourceClaimStatus
 from dratwin.api.intake import admit
 from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
@@ -242,9 +242,9 @@ def _add_pod(
     if made.statuses:
         status = {**(raw.get("status") or {}), "resourceClaimStatuses": list(made.statuses)}
         raw = {**raw, "status": status}
-        pod = msgspec.convert(raw, Pod, strict=False)
-        if not pod.metadata.namespace:
-            pod.metadata.namespace = "default"
+        # Only status.resourceClaimStatuses changed: the typed pod takes them, the rest is decoded already.
+        statuses = msgspec.convert(status["resourceClaimStatuses"], list[PodResourceClaimStatus], strict=False)
+        pod = msgspec.structs.replace(pod, status=msgspec.structs.replace(pod.status, resource_claim_statuses=statuses))
     info = make_pod_info(pod, order)
     state.pods[key] = PodRecord(raw, pod, info)
     state.record("Added", "Pod", key)

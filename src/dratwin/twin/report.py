@@ -8,8 +8,9 @@ from typing import Any
 
 from dratwin.allocator.pools import gather_pools
 from dratwin.allocator.state import DeviceID
-from dratwin.api.codec import dump_json, dump_yaml
+from dratwin.api.codec import dump_json_bytes, dump_yaml
 from dratwin.api.efa_sharing import shared_efa_warnings
+from dratwin.api.resource import Device
 from dratwin.cel import CelDevice, SelectorCompiler
 from dratwin.cel.classes import classes_selecting
 from dratwin.cluster.roles import time_slicing_warning
@@ -36,9 +37,14 @@ def render_yaml(report: ScheduleReport) -> str:
 
 
 def render_json(report: ScheduleReport, compiler: SelectorCompiler) -> str:
+    return render_json_bytes(report, compiler).decode()
+
+
+def render_json_bytes(report: ScheduleReport, compiler: SelectorCompiler) -> bytes:
+    """The JSON report as UTF-8 (tens of MB for thousands of pods: written out as it is)."""
     body = summary(report, compiler)
     body["objects"] = objects(report)
-    return dump_json([body])
+    return dump_json_bytes([body])
 
 
 def summary(report: ScheduleReport, compiler: SelectorCompiler) -> dict[str, Any]:
@@ -119,9 +125,7 @@ def class_usage(state: ClusterState, compiler: SelectorCompiler) -> list[ClassUs
         for pool in gather_pools(state.slice_index, info.node, state.features):
             for resource_slice in pool.device_slices:
                 for device in resource_slice.spec.devices:
-                    view = CelDevice.build(
-                        resource_slice.spec.driver, device, list_type_attributes=state.features.list_type_attributes
-                    )
+                    view = _device_view(state, resource_slice.spec.driver, device)
                     in_use = _in_use(state, DeviceID(pool.driver, pool.name, device.name))
                     for class_name in classes_selecting(state.classes, compiler, view):
                         entry = counts.setdefault(class_name, [0, 0])
@@ -129,6 +133,16 @@ def class_usage(state: ClusterState, compiler: SelectorCompiler) -> list[ClassUs
                         entry[1] += 1
         usage += [ClassUsage(name, c, used, total) for c, (used, total) in sorted(counts.items())]
     return usage
+
+
+def _device_view(state: ClusterState, driver: str, device: Device) -> CelDevice:
+    """The device's CEL view from the cluster's cache, as the allocator built it while scheduling (its
+    values are checked and its selector results known already), else a new one, kept there."""
+    view = state.device_views.get(id(device))
+    if view is None:
+        view = CelDevice.build(driver, device, list_type_attributes=state.features.list_type_attributes)
+        state.device_views[id(device)] = view
+    return view
 
 
 def _in_use(state: ClusterState, device: DeviceID) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from dratwin.api.core import Pod
+from dratwin.api.core import PodStatus
 from dratwin.api.resource import AllocationResult, ResourceClaim
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.state import ClusterState, pod_claim_keys
@@ -121,14 +121,20 @@ def schedule(
 
 
 @contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(*, keep: bool = False) -> Iterator[None]:
     """No cyclic garbage collection while scheduling: the cluster holds millions of objects, a full
-    collection walks all of them, and a scheduling cycle makes almost no cyclic garbage."""
+    collection walks all of them, and a scheduling cycle makes almost no cyclic garbage.
+
+    With ``keep``, what was built meanwhile is moved out of the collector's sight (``gc.freeze``) before it
+    resumes, for objects that live until the command ends: the first collection after the pause would
+    otherwise walk every one of them (0.3 s after scheduling 5,000 pods)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if keep:
+            gc.freeze()
         if was_enabled:
             gc.enable()
 
@@ -140,12 +146,14 @@ class StateBinder(Binder):
             state.allocate_claim(key, allocation)
         for key in claims:
             state.reserve_claim(key, state.pods[pod.key].raw)
-        current = state.pods[pod.key].raw
+        record = state.pods[pod.key]
+        current = record.raw
         raw = {**current, "spec": {**(current.get("spec") or {}), "nodeName": node}}
         raw["status"] = _with_condition(raw.get("status") or {}, {"type": SCHEDULED_CONDITION, "status": "True"})
-        bound = msgspec.convert(raw, Pod, strict=False)
-        bound.metadata.namespace = pod.pod.metadata.namespace
-        state.bind_pod(pod.key, node, raw, bound)
+        # Of the typed pod only spec.nodeName and the status change: the rest is not decoded again.
+        status = msgspec.convert(raw["status"], PodStatus, strict=False)
+        spec = msgspec.structs.replace(record.pod.spec, node_name=node)
+        state.bind_pod(pod.key, node, raw, msgspec.structs.replace(record.pod, spec=spec, status=status))
 
     def create_extended_claim(self, pod: PodInfo, claim: ResourceClaim, requests: Sequence[ExtendedRequest]) -> None:
         """What PreBind creates for extended resources backed by DRA, and the pod status that points to it."""

@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from dratwin.allocator import AllocationOutcome, Allocator, NodeAllocationError
+from dratwin.allocator import AllocationOutcome, Allocator, NodeAllocationError, select_variant
 from dratwin.allocator.nodes import selector_matches
 from dratwin.api.quantity import Quantity
 from dratwin.api.resource import AllocationResult, ResourceClaim
@@ -81,6 +81,9 @@ class DynamicResources:
         self._cache: dict[tuple[tuple[bytes, ...], str], tuple[tuple[int, int], AllocationOutcome]] = {}
         self.allocator_calls = 0
         self.extended_classes = extended_resource_classes(cluster) if cluster.features.extended_resource else {}
+        # The copy of the allocator the features pick, chosen once: hashing the features for the lookup cost
+        # as much as building the per-pod allocator.
+        self.variant = select_variant(cluster.features)
 
     # ---- PreFilter ---------------------------------------------------------------------------------
 
@@ -121,6 +124,7 @@ class DynamicResources:
                 self.cluster.allocated,
                 self.compiler,
                 self.cluster.device_views,
+                variant=self.variant,
             )
         return SUCCESS
 

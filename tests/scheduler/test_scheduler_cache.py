@@ -1,0 +1,144 @@
+"""The scheduler's cached outcomes change nothing: every cycle decides as if it filtered and scored each node
+anew (same nodes, messages, victims and objects), whatever changed in between (pods bound or evicted,
+devices taken on one node or in a pool shared by all of them)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from tests.builders.manifests import (
+    GPU_DRIVER,
+    claim_template,
+    gpu_class,
+    gpu_request,
+    gpu_slice,
+    load,
+    manifest,
+    node,
+    pod,
+    priority_class,
+)
+
+from dratwin.scheduler.framework import PodInfo
+from dratwin.scheduler.scheduler import Attempt, Scheduler
+from dratwin.twin.schedule import Options, StateBinder, default_profile
+
+Raw = dict[str, Any]
+
+
+class Forgetful(Scheduler):
+    """The reference: drops every cached outcome before each cycle, so that each node is filtered and
+    scored again, as kube-scheduler does."""
+
+    def schedule_one(self, pod: PodInfo) -> Attempt:
+        self._tables.clear()
+        return super().schedule_one(pod)
+
+
+def shared_slice(count: int) -> Raw:
+    """Network-attached devices any node can use: one pool for all nodes (each allocation moves the
+    cluster-wide DRA version)."""
+    devices = [{"name": f"net-{i}", "attributes": {"index": {"int": i}}} for i in range(count)]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "fabric"},
+            "spec": {"driver": GPU_DRIVER, "allNodes": True, "pool": {"name": "fabric", "generation": 1,
+                                                                      "resourceSliceCount": 1},
+                     "devices": devices}}
+
+
+def bound(name: str, node_name: str, cpu: str) -> Raw:
+    raw = pod(name, cpu=cpu)
+    raw["spec"]["nodeName"] = node_name
+    raw["status"] = {"phase": "Running"}
+    return raw
+
+
+@dataclass
+class Case:
+    id: str
+    objects: list[Raw]
+    percentage: int = 0
+
+
+def _fill_up() -> list[Raw]:
+    nodes = [node(f"n{i}", zone=f"z{i % 3}") for i in range(12)]
+    slices = [gpu_slice(f"n{i}", 2) for i in range(12)]
+    pods = [pod(f"p{i}", cpu=("1", "500m", "2")[i % 3], templates={"gpu": "one"}) for i in range(30)]
+    return [gpu_class(), *nodes, *slices, claim_template("one", gpu_request()), *pods]
+
+
+def _mixed() -> list[Raw]:
+    nodes = [node(f"n{i}", cpu=("4", "8", "16")[i % 3], zone=f"z{i % 2}") for i in range(9)]
+    slices = [gpu_slice(f"n{i}", 1 + i % 3) for i in range(9)]
+    pods = []
+    for i in range(40):
+        templates = {"gpu": "two" if i % 5 == 0 else "one"} if i % 4 else None
+        pods.append(pod(f"p{i}", cpu=("100m", "1", "3")[i % 3], memory=("1Gi", "4Gi")[i % 2], templates=templates))
+    return [gpu_class(), *nodes, *slices, claim_template("one", gpu_request()),
+            claim_template("two", gpu_request(count=2)), *pods]
+
+
+def _preemption() -> list[Raw]:
+    nodes = [node(f"n{i}", cpu="4") for i in range(6)]
+    running = [bound(f"low{i}", f"n{i % 6}", "2") for i in range(12)]
+    urgent = [pod(f"hi{i}", cpu="3", priority_class="high") for i in range(5)]
+    return [priority_class("high", 1000), *nodes, *running, *urgent]
+
+
+def _shared_pool() -> list[Raw]:
+    """Half the nodes have no GPU of their own: they stay feasible only while the shared pool has devices."""
+    nodes = [node(f"n{i}") for i in range(10)]
+    slices = [gpu_slice(f"n{i}", 1) for i in range(5)]
+    pods = [pod(f"p{i}", cpu="1", templates={"gpu": "one"}) for i in range(12)]
+    return [gpu_class(), *nodes, *slices, shared_slice(4), claim_template("one", gpu_request()), *pods]
+
+
+def _many_nodes() -> list[Raw]:
+    """More than 100 nodes: a cycle stops after the feasible nodes it needs, and the next starts after them."""
+    nodes = [node(f"n{i}", cpu="2") for i in range(130)]
+    pods = [pod(f"p{i}", cpu="1") for i in range(270)]
+    return [*nodes, *pods]
+
+
+CASES = [
+    Case("fill-up-until-nothing-fits", _fill_up()),
+    Case("mixed-shapes-and-scores", _mixed()),
+    Case("preemption", _preemption()),
+    Case("pool-shared-by-all-nodes", _shared_pool()),
+    Case("more-nodes-than-a-cycle-looks-at", _many_nodes()),
+    Case("a-tenth-of-the-nodes", _many_nodes(), percentage=10),
+]
+
+
+def decisions(objects: list[Raw], scheduler: type[Scheduler], seed: int, percentage: int) -> tuple[Any, ...]:
+    loaded = load(manifest(objects), seed=seed)
+    options = Options(seed, percentage_of_nodes_to_score=percentage)
+    run = scheduler(loaded.state, default_profile(loaded.state, options), random.Random(seed),
+                    StateBinder(loaded.state))
+    attempts = [(a.pod, a.node, a.message, a.victims, a.nominated_node) for a in run.run(loaded.pending)]
+    stored = [r.raw for r in loaded.state.pods.values()] + [r.raw for r in loaded.state.claims.values()]
+    return attempts, stored, run.next_start_node
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize("seed", [0, 5])
+def test_cached_outcomes_decide_as_filtering_every_node_again(case: Case, seed: int) -> None:
+    cached = decisions(case.objects, Scheduler, seed, case.percentage)
+    reference = decisions(case.objects, Forgetful, seed, case.percentage)
+    assert cached == reference
+    attempts = cached[0]
+    assert any(node is not None for _, node, *_ in attempts), "the case schedules something"
+
+
+def test_the_cases_reach_what_they_are_named_for() -> None:
+    """The table is only as good as its cases: each meets the situation it names."""
+    by_id = {c.id: decisions(c.objects, Scheduler, 0, c.percentage) for c in CASES}
+    assert any(node is None for _, node, *_ in by_id["fill-up-until-nothing-fits"][0])
+    attempts, stored, _ = by_id["preemption"]
+    left = {raw["metadata"]["name"] for raw in stored}
+    assert all(node is not None for _, node, *_ in attempts) and len(left & {f"low{i}" for i in range(12)}) < 12
+    assert sum(node is None for _, node, *_ in by_id["pool-shared-by-all-nodes"][0]) == 3  # 9 devices, 12 pods
+    spread = [node for _, node, *_ in by_id["more-nodes-than-a-cycle-looks-at"][0]]
+    assert len(set(spread) - {None}) == 130 and spread.count(None) == 10  # every node filled, 10 pods left over
