@@ -20,6 +20,7 @@ from dratwin.api.validation_base import ProblemKind, Severity
 from dratwin.cli.main import add_file_arguments
 from dratwin.cluster.roles import node_roles
 from dratwin.errors import DratwinError
+from dratwin.scenario.document import check_document, is_scenario
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
@@ -50,6 +51,8 @@ what is checked:
   - fields of feature gates that are off (--feature-gates, 1.36 defaults otherwise)
   - NVIDIA ComputeDomains (resource.nvidia.com/v1beta1): the CRD's structure and rules (numNodes >= 0,
     allocationMode All|Single), and a channel template name the controller can create
+  - scenario files of `dratwin simulate` (dratwin.io/v1alpha1 Scenario): their fields (unknown ones with a
+    did-you-mean), durations, rates, choices, the files they name, and their embedded manifests as above
   Objects of other API groups (CRDs such as MPIJob, Kueue) are skipped with a warning.
   Reference checks only see the input: pass the DeviceClasses along with the claims that use them.
 
@@ -104,7 +107,10 @@ def run(args: argparse.Namespace) -> int:
     if inputs.empty:
         problems.append(note_problem(inputs.empty_note()))
     typed: list[tuple[LoadedObject, msgspec.Struct]] = []
-    problems += validate_objects(inputs.objects, compiler, features, typed=typed)
+    manifests = [obj for obj in inputs.objects if not is_scenario(obj)]
+    problems += validate_objects(manifests, compiler, features, typed=typed)
+    for scenario in (obj for obj in inputs.objects if is_scenario(obj)):
+        problems += check_document(scenario, compiler=compiler)[2]
     problems += device_manager_conflicts(typed)
     problems = _in_input_order(problems, inputs)
     objects, files = len(inputs.objects), len(dict.fromkeys(o.source.path for o in inputs.objects))

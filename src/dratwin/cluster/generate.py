@@ -168,6 +168,7 @@ class GenerateOptions:
     provisioner: str = KARPENTER
     nodepool: str = "default"
     taints: tuple[NodeTaint, ...] = ()
+    first_node_index: int = 0  # where node names and IPs start: clusters generated in parts never collide
 
 
 def parse_node_group(text: str) -> NodeGroup:
@@ -704,7 +705,7 @@ class GeneratedStream:
     fabrics: list[Fabric | None] = field(default_factory=list)  # per group: its UltraServers, if any
 
     def _nodes(self) -> Iterator[tuple[_TypePlan, str, str, Placement, dict[str, str]]]:
-        index = 0
+        index = self.options.first_node_index
         zones = self.options.zones
         fabrics = self.fabrics or [None] * len(self.plans)
         groups = zip(self.plans, self.options.groups, fabrics, strict=True)
