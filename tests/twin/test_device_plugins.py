@@ -161,6 +161,19 @@ def test_two_containers_get_one_request_each() -> None:
     assert len(devices_of(claim)) == 2
 
 
+def test_an_extended_resource_given_only_as_a_limit_is_requested() -> None:
+    # The API server defaults each missing request to its limit: a container with requests {cpu} and
+    # limits {GPU} requests the GPU too (request index 1: cpu sorts first).
+    gpu_pod = pod("lim", extended={GPU: "2"})
+    container = gpu_pod["spec"]["containers"][0]
+    container["resources"] = {"requests": {"cpu": "1"}, "limits": {GPU: "2"}}
+    report = run(manifest(gpu_class(extended_resource=GPU), dra_node(), gpu_pod))
+    [claim] = generated_claims(report, "default/lim")
+    [request] = claim["spec"]["devices"]["requests"]
+    assert (request["name"], request["exactly"]["count"]) == ("container-0-request-1", 2)
+    assert len(devices_of(claim)) == 2
+
+
 def test_implicit_extended_resource_name_of_a_device_class() -> None:
     # Every class also backs deviceclass.resource.kubernetes.io/<class>, without extendedResourceName.
     implicit = f"deviceclass.resource.kubernetes.io/{GPU_CLASS}"

@@ -200,7 +200,8 @@ class DynamicResources:
         ordered = [(i, c, c.restart_policy != "Always") for i, c in enumerate(spec.init_containers)]
         ordered += [(len(spec.init_containers) + i, c, False) for i, c in enumerate(spec.containers)]
         for position, container, plain_init in ordered:
-            requests = container.resources.requests or container.resources.limits
+            # The API server defaults each missing request to the limit of the same resource.
+            requests = {**container.resources.limits, **container.resources.requests}
             for j, resource in enumerate(sorted(requests)):
                 device_class = self.extended_classes.get(resource)
                 amount = int(Quantity.parse(requests[resource]).value)
