@@ -28,6 +28,7 @@ commands:
   schedule   place every pending pod like kube-scheduler, with DRA; say why the rest stays Pending
   explain    why one pod or claim is pending, from the scheduler's summary down to device values
   plan       what Karpenter would launch for pending pods, what it costs, what it cannot provision
+  simulate   run the cluster through time: GPU-hours allocated and idle, waiting, cost
   cluster    generate the Nodes and ResourceSlices of real EC2 instance types (cluster generate)
   bench      run the benchmarks and print the figures
 """
@@ -78,7 +79,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_registrars() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
-    from dratwin.cli import allocate_cmd, bench_cmd, cluster_cmd, explain_cmd, plan_cmd, schedule_cmd, validate_cmd
+    from dratwin.cli import (
+        allocate_cmd,
+        bench_cmd,
+        cluster_cmd,
+        explain_cmd,
+        plan_cmd,
+        schedule_cmd,
+        simulate_cmd,
+        validate_cmd,
+    )
 
     return [
         validate_cmd.register,
@@ -86,6 +96,7 @@ def _command_registrars() -> list[Callable[[argparse._SubParsersAction[argparse.
         schedule_cmd.register,
         explain_cmd.register,
         plan_cmd.register,
+        simulate_cmd.register,
         cluster_cmd.register,
         bench_cmd.register,
     ]
