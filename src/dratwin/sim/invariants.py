@@ -28,7 +28,13 @@ class InvariantChecker:
     last_time: float = 0.0
     cost_usd: float = 0.0  # integrated event by event, to check the accountant's node lifetimes × price
     checks: int = 0
-    _rate: float = field(default=0.0)
+    _rate: float = field(default=0.0)  # USD per hour of the nodes up since the last check
+
+    def __post_init__(self) -> None:
+        self._rate = self._current_rate()
+
+    def _current_rate(self) -> float:
+        return sum(self.accountant.price(self.accountant.node_type.get(n, "")) or 0.0 for n in self.store.state.nodes)
 
     def __call__(self) -> None:
         now = self.store.clock.now()
@@ -36,8 +42,7 @@ class InvariantChecker:
             raise InvariantError(f"t={now}: simulated time went back from {self.last_time}")
         self.cost_usd += self._rate * (now - self.last_time) / 3600.0
         self.last_time = now
-        self._rate = sum(self.accountant.price(self.accountant.node_type.get(n, "")) or 0.0
-                         for n in self.store.state.nodes)
+        self._rate = self._current_rate()
         self.checks += 1
         self._pods_on_one_node(now)
         self._devices_within_limits(now)

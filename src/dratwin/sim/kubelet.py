@@ -59,6 +59,7 @@ class Kubelet:
             return
         record.raw = with_phase(record.raw, "Running")
         self.store.state.record("Modified", "Pod", key)
+        self.store.note("Started", "Pod", key, f"containers running on {record.pod.spec.node_name}")
         run = self.run_seconds(key)
         if run is not None:
             self.engine.after(run, WORLD, lambda: self._succeeded(key, uid))
@@ -68,6 +69,7 @@ class Kubelet:
         if record is None:
             return
         record.raw = with_phase(record.raw, "Succeeded")
+        self.store.note("Completed", "Pod", key, "Succeeded")
         self.store.delete_pod(key)
 
 

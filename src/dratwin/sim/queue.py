@@ -38,7 +38,7 @@ class QueuedPod:
     def backoff_until(self, initial: float, maximum: float) -> float:
         if self.attempts == 0:
             return self.last_attempt
-        backoff: float = min(initial * 2.0 ** (self.attempts - 1), maximum)
+        backoff: float = min(initial * 2.0 ** min(self.attempts - 1, 64), maximum)
         return self.last_attempt + backoff
 
 

@@ -47,6 +47,7 @@ class SimOptions:
 @dataclass
 class Simulation:
     result: RunResult
+    store: Store  # the cluster as the run left it
     events: list[Change] = field(default_factory=list)
     invariant_checks: int = 0
 
@@ -80,7 +81,7 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     if options.check_invariants:
         checker.finish(spec.until_seconds)
     result = _result(spec, engine, store, scheduling, workloads, accountant)
-    return Simulation(result, store.log, checker.checks)
+    return Simulation(result, store, store.log, checker.checks)
 
 
 def _refuse_unsupported(spec: RunSpec) -> None:

@@ -47,6 +47,8 @@ class SchedulingController:
     _leftover_flush_due: bool = False
     _scheduler: Scheduler | None = None
     _nodes_seen: int = -1
+    # Claims a gang's take-back restored at this time: their events free nothing for anyone else.
+    _restored: tuple[float, set[str]] = (-1.0, set())
 
     def __post_init__(self) -> None:
         for kind in ("Pod", "ResourceClaim", "Node", "ResourceSlice"):
@@ -81,6 +83,8 @@ class SchedulingController:
                 self._move()
             return
         if change.kind == "ResourceClaim":
+            if change.time == self._restored[0] and change.key in self._restored[1]:
+                return
             record = self.store.state.claims.get(change.key)
             if change.type == "Deleted" or (record is not None and record.claim.status.allocation is None):
                 self._move()
@@ -150,9 +154,15 @@ class SchedulingController:
     def _schedule_alone(self, info: PodInfo) -> None:
         attempt = self._attempt(info)
         if attempt.scheduled:
-            self.queue.delete(info.key)
+            self._scheduled(info.key)
         else:
             self._failed(info.key, attempt.message, attempt)
+
+    def _scheduled(self, key: str) -> None:
+        self.queue.delete(key)
+        self.messages.pop(key, None)
+        node = self.store.state.pods[key].pod.spec.node_name
+        self.store.note("Scheduled", "Pod", key, f"Successfully assigned {key} to {node}")
 
     def _attempt(self, info: PodInfo) -> Attempt:
         self.attempts += 1
@@ -183,7 +193,7 @@ class SchedulingController:
             placed.append(key)
         if failed is None:
             for key in members:
-                self.queue.delete(key)
+                self._scheduled(key)
             return
         for key in reversed(placed):
             self._take_back(key, snapshots[key])
@@ -210,6 +220,10 @@ class SchedulingController:
         if node is not None:
             remove_pod(node, record.info)
         raw, original, claims = snapshot
+        now = self.engine.now()
+        if self._restored[0] != now:
+            self._restored = (now, set())
+        self._restored[1].update(pod_claim_keys(record.pod))
         for claim_key in pod_claim_keys(record.pod):
             before = claims.get(claim_key)
             if before is None and claim_key in state.claims:
