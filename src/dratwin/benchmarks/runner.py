@@ -31,6 +31,8 @@ BENCHMARK_MODULES: dict[str, str] = {
     "schema": "dratwin.benchmarks.schema_bench",
     "load": "dratwin.benchmarks.load_bench",
     "upstream": "dratwin.benchmarks.upstream_bench",
+    "engine": "dratwin.benchmarks.engine_bench",
+    "simulate": "dratwin.benchmarks.simulate_bench",
 }
 
 DEFAULT_REPEATS = 7
