@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -74,9 +75,10 @@ def bare_pod(name: str, claims: Mapping[str, tuple[str, str]], *, at: str | None
 
 
 def simulate_text(text: str, *, until: str = "1h", seed: int = 0, check: bool = True,
-                  events: bool = True) -> Simulation:
+                  events: bool = True, launch_seconds: float = 60.0) -> Simulation:
     spec = run_spec(load_text(text, "scenario.yaml"), name="scenario.yaml", seed=seed,
                     until_seconds=parse_duration(until))
+    spec = dataclasses.replace(spec, default_node_launch_seconds=launch_seconds)
     return simulate(spec, SimOptions(catalog=load_catalog(), check_invariants=check, keep_events=events))
 
 

@@ -62,6 +62,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
     parser.add_argument("--events", metavar="FILE", default=None,
                         help="write every change of the cluster as JSON lines to FILE")
+    parser.add_argument("--provisioner", choices=("none", "karpenter", "auto-mode"), default=None,
+                        help="who launches nodes (default: karpenter when the input has a Karpenter NodePool, "
+                        "else none: a static fleet)")
     parser.add_argument("--feature-gates", default="", metavar="GATE=BOOL,...",
                         help="override the Kubernetes 1.36 defaults")
     parser.set_defaults(handler=run)
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     except DurationError as error:
         raise InputError(f"--until: {error}") from None
     objects = load_inputs([args.scenario], args.recursive, "simulate")
-    spec = run_spec(objects, name=args.scenario, seed=args.seed, until_seconds=until)
+    spec = run_spec(objects, name=args.scenario, seed=args.seed, until_seconds=until, provisioner=args.provisioner)
     progress = _Progress(sys.stderr, spec.until_seconds) if sys.stderr.isatty() else None
     options = SimOptions(gates=args.feature_gates, catalog=load_catalog(), keep_events=args.events is not None,
                          progress=progress)

@@ -126,6 +126,18 @@ class ClusterState:
         info.generation += 1
         self.record("Modified", "Node", name)
 
+    def remove_node(self, name: str) -> None:
+        """A node deleted (consolidated away): the ResourceSlices its drivers published go with it."""
+        gone = [s for s in self.slices if s.spec.node_name == name]
+        self.slices = [s for s in self.slices if s.spec.node_name != name]
+        self._index = None
+        self.device_views.clear()
+        for resource_slice in gone:
+            self.record("Deleted", "ResourceSlice", resource_slice.metadata.name)
+        del self.nodes[name]
+        self.node_raw.pop(name, None)
+        self.record("Deleted", "Node", name)
+
     def add_slice(self, resource_slice: ResourceSlice) -> None:
         self.slices.append(resource_slice)
         self._index = None

@@ -50,11 +50,14 @@ class Accountant:
     held_since: dict[DeviceID, float] = field(default_factory=dict)
     allocated_seconds: dict[DeviceID, float] = field(default_factory=dict)
     claim_devices: dict[str, tuple[DeviceID, ...]] = field(default_factory=dict)
-    _slices_seen: int = 0
+    slice_devices: dict[str, list[DeviceID]] = field(default_factory=dict)
+    device_until: dict[DeviceID, float] = field(default_factory=dict)  # devices whose slice was deleted
+    _by_name: dict[str, ResourceSlice] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Subscribes only: the load's own events (dispatched at time 0) bring the initial cluster."""
         self.store.subscribe("*", self._on_change)
+        self._record_nodes(0.0)
 
     def _on_change(self, change: Change) -> None:
         now = change.time
@@ -62,8 +65,10 @@ class Accountant:
             self._pod_changed(change, now)
         elif change.kind == "ResourceClaim":
             self._claim_changed(change.key, now)
-        elif change.kind == "ResourceSlice":
-            self._new_slices(now)
+        elif change.kind == "ResourceSlice" and change.type == "Added":
+            self._slice_added(change.key, now)
+        elif change.kind == "ResourceSlice" and change.type == "Deleted":
+            self._slice_deleted(change.key, now)
         elif change.kind == "Node" and change.type == "Added":
             info = self.store.state.nodes[change.key]
             self._node_added(change.key, info.node.metadata.labels.get(INSTANCE_TYPE_LABEL, ""), now)
@@ -126,15 +131,29 @@ class Accountant:
         else:
             self.claim_devices.pop(key, None)
 
-    def _new_slices(self, now: float) -> None:
-        slices = self.store.state.slices
-        for resource_slice in slices[self._slices_seen:]:
-            for device in resource_slice.spec.devices:
-                device_id = DeviceID(resource_slice.spec.driver, resource_slice.spec.pool.name, device.name)
-                if device_id not in self.device_since:
-                    self.device_since[device_id] = now
-                    self.device_gpu[device_id] = is_gpu(resource_slice, device)
-        self._slices_seen = len(slices)
+    def _slice_added(self, name: str, now: float) -> None:
+        if not self._by_name or name not in self._by_name:
+            self._by_name = {s.metadata.name: s for s in self.store.state.slices}
+        resource_slice = self._by_name.pop(name, None)
+        if resource_slice is None:
+            return
+        ids = []
+        for device in resource_slice.spec.devices:
+            device_id = DeviceID(resource_slice.spec.driver, resource_slice.spec.pool.name, device.name)
+            if device_id not in self.device_since:
+                self.device_since[device_id] = now
+                self.device_gpu[device_id] = is_gpu(resource_slice, device)
+                ids.append(device_id)
+        self.slice_devices[name] = ids
+
+    def _slice_deleted(self, name: str, now: float) -> None:
+        """The slice's devices are gone: their time so far is kept, closed at ``now``."""
+        for device_id in self.slice_devices.pop(name, []):
+            self.device_until[device_id] = now
+            if device_id in self.held_since:
+                held = now - self.held_since.pop(device_id)
+                self.allocated_seconds[device_id] = self.allocated_seconds.get(device_id, 0.0) + held
+                self.holders.pop(device_id, None)
 
     def _node_added(self, name: str, instance_type: str, now: float) -> None:
         self.node_since[name] = now
@@ -161,7 +180,7 @@ class Accountant:
         devices: Counter[str] = Counter()
         for device, since in self.device_since.items():
             devices[device.driver] += 1
-            present[device.driver] = present.get(device.driver, 0.0) + until - since
+            present[device.driver] = present.get(device.driver, 0.0) + self.device_until.get(device, until) - since
             allocated[device.driver] = allocated.get(device.driver, 0.0) + self._held_seconds(device, until)
         return [DeviceHours(driver, devices[driver], rounded(present[driver] / HOUR),
                             rounded(allocated[driver] / HOUR),
@@ -178,7 +197,7 @@ class Accountant:
         for device, since in self.device_since.items():
             if not self.device_gpu.get(device):
                 continue
-            present += until - since
+            present += self.device_until.get(device, until) - since
             allocated += self._held_seconds(device, until)
         return rounded(allocated / HOUR), rounded((present - allocated) / HOUR)
 

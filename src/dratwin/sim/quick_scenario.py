@@ -3,6 +3,7 @@
 Cluster objects (nodes, slices, classes, claims, templates, PriorityClasses) are there at time 0.
 Workloads (Pods, Jobs, Deployments, ReplicaSets, StatefulSets) arrive at ``dratwin.io/arrive-at``
 (default 0) and each of their pods runs for ``dratwin.io/run-for`` once started (default: until the end).
+Karpenter runs when the manifests hold a Karpenter NodePool.
 Durations: ``90``, ``30s``, ``10m``, ``2h``, ``7d``, or combined, ``1h30m``.
 """
 
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 
 from dratwin.api.loader import LoadedObject
 from dratwin.errors import InputError
-from dratwin.scenario.model import Arrival, RunSpec
+from dratwin.scenario.model import Arrival, Provisioner, RunSpec
 
 ARRIVE_AT = "dratwin.io/arrive-at"
 RUN_FOR = "dratwin.io/run-for"
@@ -57,8 +58,12 @@ def _annotation(obj: LoadedObject, key: str) -> float | None:
 
 
 def run_spec(objects: Sequence[LoadedObject], *, name: str, seed: int = 0,
-             until_seconds: float | None = None) -> RunSpec:
-    """A RunSpec from manifests: see the module docstring."""
+             until_seconds: float | None = None, provisioner: Provisioner | None = None) -> RunSpec:
+    """A RunSpec from manifests: see the module docstring. ``provisioner`` None: Karpenter when the
+    manifests hold a Karpenter NodePool, none otherwise."""
+    if provisioner is None:
+        has_pools = any(o.kind == "NodePool" and o.api_version.startswith("karpenter.sh/") for o in objects)
+        provisioner = "karpenter" if has_pools else "none"
     cluster: list[LoadedObject] = []
     groups: dict[tuple[float, float | None], list[LoadedObject]] = {}
     for obj in objects:
@@ -74,5 +79,5 @@ def run_spec(objects: Sequence[LoadedObject], *, name: str, seed: int = 0,
     last = max((a.at_seconds for a in arrivals), default=0.0)
     until = until_seconds if until_seconds is not None else max(DEFAULT_UNTIL_SECONDS, last)
     return RunSpec(scenario=name, variant="default", seed=seed, until_seconds=until, objects=tuple(cluster),
-                   arrivals=arrivals)
+                   arrivals=arrivals, provisioner=provisioner)
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dratwin.allocator import Features
-from dratwin.catalog import Catalog
+from dratwin.catalog import Catalog, load_catalog
 from dratwin.cel import SelectorCompiler
 from dratwin.errors import InputError
 from dratwin.scenario.model import RunSpec
@@ -25,6 +25,7 @@ from dratwin.sim.engine import Engine
 from dratwin.sim.invariants import InvariantChecker
 from dratwin.sim.kubelet import ClaimController, ColdStart, Kubelet, no_cold_start
 from dratwin.sim.outcomes import NeverPlaced, RunResult, rounded
+from dratwin.sim.provisioner import ProvisionerController
 from dratwin.sim.scheduling import SchedulingController
 from dratwin.sim.store import Change, Store
 from dratwin.sim.workloads import WorkloadController
@@ -67,7 +68,12 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
                                    classes)
     Kubelet(engine, store, lambda key: workloads.run_seconds.get(key), options.cold_start)
     ClaimController(store)
-    accountant = Accountant(store, options.catalog)
+    provisioner = None
+    catalog = options.catalog
+    if spec.provisioner != "none":
+        catalog = catalog or load_catalog()
+        provisioner = ProvisionerController(engine, store, scheduling, spec, catalog, features, compiler)
+    accountant = Accountant(store, catalog)
     store.dispatch()  # the load's own events are the state at time 0, already counted
     engine.after_each.append(store.dispatch)
     checker = InvariantChecker(store, accountant)
@@ -81,13 +87,12 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     if options.check_invariants:
         checker.finish(spec.until_seconds)
     result = _result(spec, engine, store, scheduling, workloads, accountant)
+    if provisioner is not None:
+        result.notes += provisioner.notes
     return Simulation(result, store, store.log, checker.checks)
 
 
 def _refuse_unsupported(spec: RunSpec) -> None:
-    if spec.provisioner != "none":
-        raise InputError(f"provisioner {spec.provisioner!r}: the simulation runs a static fleet so far; "
-                         "use provisioner: none (or `dratwin plan` for what Karpenter would launch)")
     if spec.scoring not in {s.value for s in ScoringStrategy}:
         raise InputError(f"scoring {spec.scoring!r}: not a NodeResourcesFit strategy; use one of "
                          f"{', '.join(s.value for s in ScoringStrategy)}")

@@ -13,7 +13,7 @@ placed are taken back (their claims restored, as the coscheduling Permit rejects
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,8 @@ class SchedulingController:
     _backoff_flush_at: float | None = None
     _leftover_flush_due: bool = False
     _scheduler: Scheduler | None = None
+    on_unschedulable: list[Callable[[str], None]] = field(default_factory=list)  # the provisioner's trigger
+    _node_epoch: int = 0  # nodes added or deleted so far
     _nodes_seen: int = -1
     # Claims a gang's take-back restored at this time: their events free nothing for anyone else.
     _restored: tuple[float, set[str]] = (-1.0, set())
@@ -57,12 +59,12 @@ class SchedulingController:
     @property
     def scheduler(self) -> Scheduler:
         state = self.store.state
-        if self._scheduler is None or self._nodes_seen != len(state.nodes):
+        if self._scheduler is None or self._nodes_seen != self._node_epoch:
             # The node tree changed: a new scheduler view (its caches are per node position).
             profile = default_profile(state, self.options, self.compiler)
             rng = self._scheduler.rng if self._scheduler is not None else random.Random(self.options.seed)
             self._scheduler = Scheduler(state, profile, rng, StateBinder(state))
-            self._nodes_seen = len(state.nodes)
+            self._nodes_seen = self._node_epoch
         return self._scheduler
 
     def enqueue(self, pods: Sequence[PodInfo], gang: str | None = None) -> None:
@@ -89,6 +91,8 @@ class SchedulingController:
             if change.type == "Deleted" or (record is not None and record.claim.status.allocation is None):
                 self._move()
             return
+        if change.kind == "Node" and change.type in ("Added", "Deleted"):
+            self._node_epoch += 1
         if change.type in ("Added", "Modified"):
             self._move()
 
@@ -178,6 +182,8 @@ class SchedulingController:
             _mark_unschedulable(self.store.state, attempt)
         if key in self.queue.pods:
             self.queue.failed(key, now)
+        for hook in self.on_unschedulable:
+            hook(key)
 
     def _schedule_gang(self, first: PodInfo, gang: str) -> None:
         members = [first.key] + [k for k in self.gangs.get(gang, []) if k != first.key and self.queue.take(k)]
