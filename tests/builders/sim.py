@@ -94,3 +94,14 @@ def changes(sim: Simulation, kind: str, key_prefix: str = "") -> list[Change]:
 def bound_at(sim: Simulation, pod_prefix: str) -> list[float]:
     """When pods whose key starts with ``pod_prefix`` were bound (their first Modified event with a node)."""
     return [c.time for c in sim.events if c.kind == "Pod" and c.type == "Scheduled" and c.key.startswith(pod_prefix)]
+
+
+def deployment(name: str, claim_template: str, replicas: int, *, at: str | None = None,
+               run_for: str | None = None) -> Raw:
+    labels = {"app": name}
+    template = pod_template({"g": ("template", claim_template)})
+    template["spec"]["restartPolicy"] = "Always"
+    template["metadata"] = {"labels": labels}
+    meta = _timed({"name": name, "namespace": "default"}, at, run_for)
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template}}

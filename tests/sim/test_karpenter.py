@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from tests.builders.manifests import claim_template, device_class, gpu_request, manifest
 from tests.builders.plan import ec2_node_class, nodepool
@@ -59,3 +61,21 @@ def test_consolidate_after_never_keeps_the_node() -> None:
     sim = simulate_text(text, until="1h", launch_seconds=45.0)
     assert times(sim, "Consolidated", "Node") == []
     assert sim.result.nodes_over_time[-1].nodes == 1
+
+
+@pytest.mark.parametrize("seed", [4, 9])
+def test_invariants_hold_at_every_event_with_karpenter_launching_and_consolidating(seed: int) -> None:
+    rng = random.Random(seed)
+    two = claim_template("two", gpu_request(device_class_name=GPU, count=2))
+    pool = nodepool("gpu", requirements=[{"key": "node.kubernetes.io/instance-type", "operator": "In",
+                                          "values": ["g6.xlarge", "g6.12xlarge"]}])
+    pool["spec"]["disruption"] = {"consolidateAfter": "2m"}  # type: ignore[index]
+    jobs = [job(f"j{i}", rng.choice(["one", "two"]), at=f"{rng.randrange(0, 7200)}s",
+                run_for=f"{rng.randrange(60, 1800)}s") for i in range(25)]
+    sim = simulate_text(manifest(CLASS, ONE_GPU, two, ec2_node_class("default"), pool, *jobs), until="4h",
+                        seed=seed)
+    result = sim.result
+    assert sim.invariant_checks == result.events
+    assert result.pods_succeeded == 25 and result.pods_pending_at_end == 0
+    assert times(sim, "Consolidated", "Node")
+    assert result.nodes_over_time[-1].nodes == 0  # everything done, every node consolidated

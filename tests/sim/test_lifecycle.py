@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from tests.builders.manifests import gpu_class, gpu_slice, manifest, node, resource_claim
-from tests.builders.sim import bare_pod, bound_at, job, simulate_text, template, times
+from tests.builders.sim import bare_pod, bound_at, deployment, job, simulate_text, template, times
 
 CLUSTER = [gpu_class(), node("n1"), gpu_slice("n1", 2), template("one", 1), template("two", 2)]
 
@@ -86,3 +86,11 @@ def test_a_pod_that_never_fits_is_reported_with_the_schedulers_reason() -> None:
     assert sim.result.pods_pending_at_end == 1
     [group] = sim.result.never_placed
     assert group.count == 1 and group.reason.startswith("0/1 nodes are available: 1 cannot allocate all claims")
+
+
+def test_a_deployments_pods_run_until_the_end_whatever_run_for_says() -> None:
+    text = manifest(*CLUSTER, deployment("serve", "one", 2, at="1m", run_for="5m"))
+    sim = simulate_text(text, until="1h")
+    result = sim.result
+    assert (result.pods_started, result.pods_succeeded, result.pods_running_at_end) == (2, 0, 2)
+    assert result.gpu_hours_allocated == pytest.approx(2 * 59 / 60, abs=1e-6)
