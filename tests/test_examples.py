@@ -56,7 +56,8 @@ def test_files_are_the_documented_ones() -> None:
     ]
     assert (EXAMPLES / "README.md").is_file()
     scenarios = sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir())
-    assert scenarios == ["compute-domain", "dranet", "missing-deviceclass", "neuron", "oversubscribed-node", "plan"]
+    assert scenarios == ["compute-domain", "dranet", "missing-deviceclass", "neuron", "oversubscribed-node", "plan",
+                         "simulate"]
 
 
 def test_names_are_unique_across_files(objects: list[LoadedObject]) -> None:
