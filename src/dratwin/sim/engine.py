@@ -38,10 +38,12 @@ class Engine:
 
     def at(self, when: float, priority: int, action: Action) -> None:
         """Run ``action`` at ``when`` (not before now)."""
-        heapq.heappush(self._heap, (max(when, self.clock.now()), priority, next(self._sequence), action))
+        now = self.clock.now()
+        heapq.heappush(self._heap, (when if when > now else now, priority, next(self._sequence), action))
 
     def after(self, delay: float, priority: int, action: Action) -> None:
-        self.at(self.clock.now() + max(delay, 0.0), priority, action)
+        now = self.clock.now()
+        heapq.heappush(self._heap, (now + delay if delay > 0 else now, priority, next(self._sequence), action))
 
     def pending(self) -> int:
         return len(self._heap)
@@ -54,14 +56,17 @@ class Engine:
         """Process every action due up to and including ``until``; the clock ends at ``until``."""
         heap, hooks = self._heap, self.after_each
         pop, advance = heapq.heappop, self.clock.advance_to
+        processed = self.processed
         while heap and heap[0][0] <= until:
             when, _, _, action = pop(heap)
             advance(when)
             action()
             for hook in hooks:
                 hook()
-            self.processed += 1
-            if progress is not None and self.processed % progress_every == 0:
-                progress(when, self.processed)
+            processed += 1
+            if progress is not None and processed % progress_every == 0:
+                self.processed = processed
+                progress(when, processed)
+        self.processed = processed
         if self.clock.now() < until:
             advance(until)
