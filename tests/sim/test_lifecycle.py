@@ -6,6 +6,8 @@ import pytest
 from tests.builders.manifests import gpu_class, gpu_slice, manifest, node, resource_claim
 from tests.builders.sim import bare_pod, bound_at, deployment, job, simulate_text, template, times
 
+from dratwin.cluster.state import PodRecord
+
 CLUSTER = [gpu_class(), node("n1"), gpu_slice("n1", 2), template("one", 1), template("two", 2)]
 
 
@@ -94,3 +96,15 @@ def test_a_deployments_pods_run_until_the_end_whatever_run_for_says() -> None:
     result = sim.result
     assert (result.pods_started, result.pods_succeeded, result.pods_running_at_end) == (2, 0, 2)
     assert result.gpu_hours_allocated == pytest.approx(2 * 59 / 60, abs=1e-6)
+
+
+def test_the_cold_start_hook_delays_the_containers_and_the_end() -> None:
+    def image_pull(pod: PodRecord, node: str) -> float:
+        return 45.0 if node == "n1" else 0.0
+
+    sim = simulate_text(manifest(*CLUSTER, job("a", "one", at="10s", run_for="10m")), until="1h",
+                        cold_start=image_pull)
+    assert times(sim, "Started", "Pod", "default/a-") == [55.0]
+    assert times(sim, "Deleted", "Pod", "default/a-") == [655.0]
+    assert sim.result.startup_seconds.p50 == 45.0
+    assert sim.result.gpu_hours_allocated == pytest.approx(645 / 3600, abs=1e-6)  # held from bind to the end

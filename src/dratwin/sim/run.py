@@ -17,7 +17,7 @@ from dratwin.allocator import Features
 from dratwin.catalog import Catalog, load_catalog
 from dratwin.cel import SelectorCompiler
 from dratwin.errors import InputError
-from dratwin.scenario.model import RunSpec
+from dratwin.scenario.model import ColdStartSpec, RunSpec
 from dratwin.scheduler.plugins.node_resources import ScoringStrategy
 from dratwin.sim.accounting import Accountant
 from dratwin.sim.clock import VirtualClock
@@ -108,6 +108,9 @@ def _result(spec: RunSpec, engine: Engine, store: Store, scheduling: SchedulingC
     if spec.services:
         notes.append(f"{len(spec.services)} inference service(s): load and autoscaling are not simulated yet; "
                      "their Deployments run as written")
+    if spec.cold_start != ColdStartSpec():
+        notes.append("cold start: the scenario's image and model sizes are not simulated yet; containers start as "
+                     "soon as a pod is bound (a cold start model plugs in through SimOptions.cold_start)")
     pending = [k for k, r in state.pods.items() if not r.pod.spec.node_name]
     return RunResult(
         scenario=spec.scenario, variant=spec.variant, seed=spec.seed, until_seconds=until,
