@@ -79,3 +79,12 @@ def test_invariants_hold_at_every_event_with_karpenter_launching_and_consolidati
     assert result.pods_succeeded == 25 and result.pods_pending_at_end == 0
     assert times(sim, "Consolidated", "Node")
     assert result.nodes_over_time[-1].nodes == 0  # everything done, every node consolidated
+
+
+def test_a_node_launched_for_a_pod_is_not_consolidated_before_the_pod_binds() -> None:
+    # consolidateAfter 0s: the new node is empty for an instant, but its pod is nominated to it
+    text = manifest(CLASS, ONE_GPU, ec2_node_class("default"), _pool("0s"), job("a", "one", at="10s", run_for="10m"))
+    sim = simulate_text(text, until="1h", launch_seconds=45.0)
+    assert times(sim, "Launched", "NodeClaim") == [11.0]
+    assert times(sim, "Scheduled", "Pod", "default/a-") == [56.0]
+    assert times(sim, "Consolidated", "Node") == [656.0]

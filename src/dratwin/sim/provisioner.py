@@ -9,7 +9,8 @@
   ResourceSlices then (the devices ``dratwin cluster generate`` gives that type). The scheduler binds the
   pods when the node appears (a cluster event).
 - Consolidation of empty nodes: a node Karpenter launched that has no pod for its NodePool's
-  ``consolidateAfter`` (``Never``: kept) is deleted, with its slices; its cost stops there.
+  ``consolidateAfter`` (``Never``: kept) is deleted, with its slices; its cost stops there. A node just
+  launched for pods is left alone while they are nominated to it (20 s).
 
 Not modelled (said in the run's notes): consolidation of underused nodes (replace or delete with pods
 moved), disruption budgets, drift and expiry, spot interruptions, the disruption controller's polling.
@@ -33,13 +34,16 @@ from dratwin.provisioner.solver import PlannedClaim, PodToPlace, Pool, Solver
 from dratwin.scenario.model import RunSpec
 from dratwin.scheduler.framework import NodeInfo
 from dratwin.scheduler.resources import node_allocatable
-from dratwin.sim.engine import CONTROLLER, WORLD, Engine
+from dratwin.sim.engine import BOOKKEEPING, CONTROLLER, WORLD, Engine
 from dratwin.sim.scheduling import SchedulingController
 from dratwin.sim.store import Change, Store
 from dratwin.twin.plan_pools import PlanError, PlanOptions, read_pool
 
 BATCH_IDLE_SECONDS = 1.0
 BATCH_MAX_SECONDS = 10.0
+# A node launched for pods has them nominated to it for a while; the disruption controller leaves a node
+# with nominated pods alone (Karpenter nominates for twice the batch maximum).
+NOMINATION_SECONDS = 2 * BATCH_MAX_SECONDS
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 NOT_MODELLED = ("Karpenter in the simulation: launches and consolidation of empty nodes only; underused-node "
@@ -186,7 +190,7 @@ class ProvisionerController:
             if self.in_flight.get(key) == launch.name:
                 del self.in_flight[key]
         for name in names:
-            self._maybe_empty(name)
+            self._maybe_empty(name, NOMINATION_SECONDS if launch.pods else 0.0)
 
     # ---- consolidation of empty nodes ----
 
@@ -199,7 +203,7 @@ class ProvisionerController:
             if record is not None and record.pod.spec.node_name:
                 self.empty_since.pop(record.pod.spec.node_name, None)
 
-    def _maybe_empty(self, node: str) -> None:
+    def _maybe_empty(self, node: str, nominated_for: float = 0.0) -> None:
         info = self.store.state.nodes.get(node)
         if info is None or info.pods:
             return
@@ -209,8 +213,9 @@ class ProvisionerController:
             return
         now = self.engine.now()
         self.empty_since[node] = now
-        after = policy.consolidate_after.total_seconds()
-        self.engine.at(now + after, CONTROLLER, lambda: self._consolidate(node, now))
+        after = max(policy.consolidate_after.total_seconds(), nominated_for)
+        # after the scheduler's cycles of that moment: a pod bound then keeps the node
+        self.engine.at(now + after, BOOKKEEPING, lambda: self._consolidate(node, now))
 
     def _consolidate(self, node: str, since: float) -> None:
         info = self.store.state.nodes.get(node)
