@@ -32,6 +32,8 @@ BENCHMARK_MODULES: dict[str, str] = {
     "load": "dratwin.benchmarks.load_bench",
     "upstream": "dratwin.benchmarks.upstream_bench",
     "models": "dratwin.benchmarks.models_bench",
+    "engine": "dratwin.benchmarks.engine_bench",
+    "simulate": "dratwin.benchmarks.simulate_bench",
 }
 
 DEFAULT_REPEATS = 7

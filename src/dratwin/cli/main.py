@@ -32,6 +32,7 @@ commands:
   schedule   place every pending pod like kube-scheduler, with DRA; say why the rest stays Pending
   explain    why one pod or claim is pending, from the scheduler's summary down to device values
   plan       what Karpenter would launch for pending pods, what it costs, what it cannot provision
+  simulate   run the cluster through time: GPU-hours allocated and idle, waiting, cost
   cluster    generate the Nodes and ResourceSlices of real EC2 instance types (cluster generate)
   bench      run the benchmarks and print the figures
 """
@@ -81,6 +82,7 @@ COMMAND_MODULES = {
     "schedule": "schedule_cmd",
     "explain": "explain_cmd",
     "plan": "plan_cmd",
+    "simulate": "simulate_cmd",
     "cluster": "cluster_cmd",
     "bench": "bench_cmd",
 }

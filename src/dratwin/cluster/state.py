@@ -134,6 +134,18 @@ class ClusterState:
         info.generation += 1
         self.record("Modified", "Node", name)
 
+    def remove_node(self, name: str) -> None:
+        """A node deleted (consolidated away): the ResourceSlices its drivers published go with it."""
+        gone = [s for s in self.slices if s.spec.node_name == name]
+        self.slices = [s for s in self.slices if s.spec.node_name != name]
+        self._index = None
+        self.device_views.clear()
+        for resource_slice in gone:
+            self.record("Deleted", "ResourceSlice", resource_slice.metadata.name)
+        del self.nodes[name]
+        self.node_raw.pop(name, None)
+        self.record("Deleted", "Node", name)
+
     def add_slice(self, resource_slice: ResourceSlice) -> None:
         self.slices.append(resource_slice)
         self._index = None
@@ -222,19 +234,23 @@ class ClusterState:
     def release_claims_of(self, pod: PodRecord) -> None:
         """The resourceclaim controller after a pod is gone: drop it from reservedFor, deallocate claims
         left without consumers, delete the claims generated for it."""
-        alive = None
         for key in pod_claim_keys(pod.pod):
             record = self.claims.get(key)
             if record is None:
                 continue
-            if alive is None:
-                alive = [p.raw for p in self.pods.values()]
-            release = release_after_pod_deletion(record.raw, pod.raw, alive)
+            release = release_after_pod_deletion(record.raw, pod.raw, self._consumers(record))
             if release.delete:
                 self.delete_claim(key)
             else:
                 self.update_claim(key, release.claim)
 
+    def _consumers(self, record: ClaimRecord) -> list[Raw]:
+        """The pods a claim's release looks at: those its reservedFor names and its owner (no other pod can
+        change the outcome), found by name in the claim's namespace."""
+        namespace = record.claim.metadata.namespace
+        names = {entry.name for entry in record.claim.status.reserved_for}
+        names.update(o.name for o in record.claim.metadata.owner_references if o.kind == "Pod")
+        return [self.pods[f"{namespace}/{name}"].raw for name in sorted(names) if f"{namespace}/{name}" in self.pods]
 
     def bind_pod(self, key: str, node_name: str, raw: Raw, pod: Pod) -> None:
         """The pod is bound: its new object, and its requests booked on the node."""

@@ -256,3 +256,17 @@ def _add_pod(
         loaded.pending.append(info)
     # else: kube-scheduler's PreEnqueue check holds the pod back until its claims exist: it is never
     # tried, so it gets neither a FailedScheduling event nor a PodScheduled condition.
+
+
+def add_created_pods(loaded: LoadedCluster, pods: Sequence[Raw], rng: random.Random) -> list[PodInfo]:
+    """Pods a controller has just created (already through admission): the resourceclaim controller makes
+    their claims and they become pending, as in :func:`add_pods`; returns the new pending pods."""
+    state = loaded.state
+    templates = {(k.split("/")[0], k.split("/")[1]): msgspec.to_builtins(t) for k, t in state.templates.items()}
+    claims = {(r.claim.metadata.namespace, r.claim.metadata.name): r.raw for r in state.claims.values()}
+    before = len(loaded.pending)
+    for raw in pods:
+        _add_pod(loaded, raw, len(state.pods), templates, claims, {}, rng)
+    created = loaded.pending[before:]
+    del loaded.pending[before:]
+    return created

@@ -1,0 +1,108 @@
+"""``dratwin simulate`` at scale: one simulated week of 10,000 training Jobs on 1,000 GPU nodes.
+
+The fleet: 1,000 nodes labelled p5.48xlarge (192 CPU, 2 TiB, 8 GPUs each in one ResourceSlice of driver
+gpu.nvidia.com). The workload: 10,000 Jobs arriving at random (seeded) over the week, each one pod with a
+claim from a template of 1, 2, 4 or 8 GPUs (40/30/20/10 %), running 10 minutes to 12 hours (log-uniform).
+The figure is the wall time of :func:`dratwin.sim.run.simulate` (loading the cluster, every controller,
+the bookkeeping), building the objects is not timed; its CPU time and events/s beside it. Target: < 30 s.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from typing import Any
+
+from dratwin.api.loader import LoadedObject, SourceLocation
+from dratwin.benchmarks import BenchResult
+from dratwin.catalog import load_catalog
+from dratwin.scenario.model import Arrival, RunSpec
+from dratwin.sim.run import SimOptions, simulate
+
+NODES = 1_000
+JOBS = 10_000
+GPUS_PER_NODE = 8
+WEEK = 7 * 86400.0
+TARGET_S = 30.0
+DRIVER = "gpu.nvidia.com"
+SIZES = ((1, 40), (2, 30), (4, 20), (8, 10))
+_SOURCE = SourceLocation("<benchmark>")
+
+Raw = dict[str, Any]
+
+
+def _obj(raw: Raw) -> LoadedObject:
+    return LoadedObject(raw, _SOURCE)
+
+
+def _node(index: int) -> Raw:
+    name = f"gpu-{index:04d}"
+    allocatable = {"cpu": "192", "memory": "2048Gi", "pods": "110"}
+    labels = {"kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": "p5.48xlarge",
+              "topology.kubernetes.io/zone": f"us-east-1{'abc'[index % 3]}"}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "status": {"capacity": allocatable, "allocatable": allocatable}}
+
+
+def _slice(index: int) -> Raw:
+    name = f"gpu-{index:04d}"
+    devices = [{"name": f"gpu-{i}", "attributes": {"type": {"string": "gpu"}, "index": {"int": i}},
+                "capacity": {"memory": {"value": "80Gi"}}} for i in range(GPUS_PER_NODE)]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{name}-gpus"},
+            "spec": {"driver": DRIVER, "nodeName": name, "pool": {"name": name, "generation": 1,
+                                                                   "resourceSliceCount": 1}, "devices": devices}}
+
+
+def _template(gpus: int) -> Raw:
+    request = {"name": "gpu", "exactly": {"deviceClassName": DRIVER, "count": gpus}}
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": f"gpus-{gpus}", "namespace": "ml"},
+            "spec": {"spec": {"devices": {"requests": [request]}}}}
+
+
+def _job(index: int, gpus: int) -> Raw:
+    pod = {"restartPolicy": "Never",
+           "containers": [{"name": "train", "image": "trainer:1", "resources": {
+               "requests": {"cpu": str(4 * gpus), "memory": f"{32 * gpus}Gi"}, "claims": [{"name": "gpu"}]}}],
+           "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": f"gpus-{gpus}"}]}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": f"train-{index:05d}", "namespace": "ml"},
+            "spec": {"template": {"spec": pod}}}
+
+
+def week_spec(seed: int = 1, nodes: int = NODES, jobs: int = JOBS, until: float = WEEK) -> RunSpec:
+    rng = random.Random(seed)
+    selector = f"device.driver == '{DRIVER}'"
+    objects = [_obj({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DRIVER},
+                     "spec": {"selectors": [{"cel": {"expression": selector}}]}})]
+    objects += [_obj(_template(size)) for size, _ in SIZES]
+    for index in range(nodes):
+        objects += [_obj(_node(index)), _obj(_slice(index))]
+    sizes, weights = [s for s, _ in SIZES], [w for _, w in SIZES]
+    arrivals = []
+    for index, at in enumerate(sorted(rng.uniform(0, until) for _ in range(jobs))):
+        gpus = rng.choices(sizes, weights)[0]
+        run_seconds = math.exp(rng.uniform(math.log(600), math.log(12 * 3600)))
+        arrivals.append(Arrival(round(at, 3), (_obj(_job(index, gpus)),), round(run_seconds, 3)))
+    return RunSpec(scenario="week-10k-jobs-1k-nodes", variant="default", seed=seed, until_seconds=until,
+                   objects=tuple(objects), arrivals=tuple(arrivals))
+
+
+def run() -> list[BenchResult]:
+    spec = week_spec()
+    catalog = load_catalog()
+    started, cpu_started = time.perf_counter(), time.process_time()
+    simulation = simulate(spec, SimOptions(catalog=catalog))
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    result = simulation.result
+    detail = (f"{NODES} nodes x {GPUS_PER_NODE} GPUs, {JOBS} Jobs over 7 simulated days; {result.events} events, "
+              f"{result.scheduling_attempts} scheduling attempts, {result.pods_started} pods started, "
+              f"{result.pods_pending_at_end} pending at the end, GPU-hours {result.gpu_hours_allocated:.0f} "
+              f"allocated / {result.gpu_hours_idle:.0f} idle, waiting p99 {result.waiting_seconds.p99:.0f} s")
+    return [
+        BenchResult("simulate.week_10k_jobs_1k_nodes", elapsed, "s", target=TARGET_S, detail=detail),
+        BenchResult("simulate.week_10k_jobs_1k_nodes.cpu", cpu, "s", target=TARGET_S,
+                    detail="the same run's CPU time (time.process_time): what it costs on a machine it has alone"),
+        BenchResult("simulate.events_per_s", result.events / elapsed, "events/s", higher_is_better=True,
+                    detail="events of the run above over its wall time"),
+    ]

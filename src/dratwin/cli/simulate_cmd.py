@@ -1,0 +1,179 @@
+"""``dratwin simulate``: run the cluster through time and report what happened."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
+
+import msgspec
+
+from dratwin.cli.main import load_inputs
+from dratwin.errors import InputError
+
+if TYPE_CHECKING:
+    from dratwin.sim.outcomes import RunResult
+    from dratwin.sim.store import Change
+
+EPILOG = """\
+bare form (until scenario files are read): SCENARIO is a file or directory of ordinary manifests.
+  Cluster objects (Nodes, ResourceSlices, DeviceClasses, claims, templates) exist at time 0; each workload
+  (Pod, Job, Deployment, ...) arrives at its annotation dratwin.io/arrive-at (default 0s) and each of its
+  pods runs for dratwin.io/run-for once started (default: until the end; a Deployment's pods always do).
+
+    metadata:
+      annotations:
+        dratwin.io/arrive-at: 30s
+        dratwin.io/run-for: 10m
+
+examples:
+  dratwin simulate cluster/ --until 7d
+      a week: GPU-hours allocated and idle, waiting times, pods never placed and why, cost
+  dratwin simulate cluster/ -o json --events events.jsonl
+      the outcomes for machines, and every change of the cluster (one JSON object a line)
+
+What runs: the workload controllers (Jobs one pod per completion as earlier ones succeed), the
+resourceclaim controller, kube-scheduler with its queue (backoff 1 s to 10 s, the unschedulable pool
+moved on cluster events and after 5 min), a kubelet (pods run, then succeed), and with NodePools
+Karpenter (batching window 1 s idle / 10 s max, nodes Ready with their devices after the launch latency,
+empty nodes consolidated after consolidateAfter). A Job annotated dratwin.io/gang: "true" is scheduled
+all or nothing. Same input and seed, same output, byte for byte.
+
+exit status: 0 every pod was placed, 1 some pod never was, 2 bad input
+"""
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "simulate",
+        help="run the cluster through simulated time: GPU-hours, waiting, cost",
+        description="Run the control plane (workload and claim controllers, kube-scheduler with DRA, a "
+        "kubelet) over simulated time and report GPU-hours allocated and idle, waiting and start-up times, "
+        "the pods never placed by reason, nodes over time and their cost.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("scenario", metavar="SCENARIO", help="file or directory of manifests (the bare form)")
+    parser.add_argument("-R", "--recursive", action="store_true", help="read directories recursively")
+    parser.add_argument("--until", default=None, metavar="DURATION",
+                        help="how long to simulate (default 1d, or up to the last arrival); e.g. 7d, 12h")
+    parser.add_argument("--seed", type=int, default=0, help="seed for names and for ties between equal nodes")
+    parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    parser.add_argument("--events", metavar="FILE", default=None,
+                        help="write every change of the cluster as JSON lines to FILE")
+    parser.add_argument("--provisioner", choices=("none", "karpenter", "auto-mode"), default=None,
+                        help="who launches nodes (default: karpenter when the input has a Karpenter NodePool, "
+                        "else none: a static fleet)")
+    parser.add_argument("--feature-gates", default="", metavar="GATE=BOOL,...",
+                        help="override the Kubernetes 1.36 defaults")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dratwin.catalog import load_catalog
+    from dratwin.sim.quick_scenario import DurationError, parse_duration, run_spec
+    from dratwin.sim.run import SimOptions, simulate
+
+    try:
+        until = parse_duration(args.until) if args.until is not None else None
+    except DurationError as error:
+        raise InputError(f"--until: {error}") from None
+    objects = load_inputs([args.scenario], args.recursive, "simulate")
+    spec = run_spec(objects, name=args.scenario, seed=args.seed, until_seconds=until, provisioner=args.provisioner)
+    progress = _Progress(sys.stderr, spec.until_seconds) if sys.stderr.isatty() else None
+    options = SimOptions(gates=args.feature_gates, catalog=load_catalog(), keep_events=args.events is not None,
+                         progress=progress)
+    simulation = simulate(spec, options)
+    if progress is not None:
+        progress.done()
+    if args.events is not None:
+        _write_events(args.events, simulation.events)
+    result = simulation.result
+    if args.output == "json":
+        sys.stdout.write(render_json(result))
+    else:
+        sys.stdout.write(render_table(result))
+    return 1 if result.pods_pending_at_end else 0
+
+
+def render_json(result: RunResult) -> str:
+    return msgspec.json.format(msgspec.json.encode(result), indent=2).decode() + "\n"
+
+
+def _write_events(path: str, events: list[Change]) -> None:
+    lines = []
+    for change in events:
+        record: dict[str, object] = {"t": change.time, "type": change.type, "kind": change.kind, "key": change.key}
+        if change.message:
+            record["message"] = change.message
+        lines.append(msgspec.json.encode(record).decode())
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write("\n".join(lines) + ("\n" if lines else ""))
+    except OSError as error:
+        raise InputError(f"--events {path}: cannot write: {error.strerror}; choose a writable path") from None
+
+
+def render_table(result: RunResult) -> str:
+    hours = result.until_seconds / 3600
+    lines = [
+        f"simulated {format_duration(result.until_seconds)} ({hours:g} h) of {result.scenario}, seed {result.seed}: "
+        f"{result.events} events, {result.scheduling_attempts} scheduling attempts",
+        f"pods: {result.pods_created} created, {result.pods_started} started, {result.pods_succeeded} succeeded, "
+        f"{result.pods_running_at_end} running and {result.pods_pending_at_end} pending at the end",
+        f"GPU-hours: {result.gpu_hours_allocated:.2f} allocated, {result.gpu_hours_idle:.2f} idle",
+    ]
+    for name, dist in (("waiting (created -> bound)", result.waiting_seconds),
+                       ("start-up (bound -> running)", result.startup_seconds)):
+        if dist.count:
+            lines.append(f"{name}: p50 {format_duration(dist.p50)}, p95 {format_duration(dist.p95)}, "
+                         f"p99 {format_duration(dist.p99)}, max {format_duration(dist.max)} over {dist.count} pods")
+    if result.device_hours:
+        lines.append("")
+        lines.append(f"{'DRIVER':<28} {'DEVICES':>8} {'ALLOCATED h':>12} {'IDLE h':>12}")
+        lines += [f"{d.driver:<28} {d.devices:>8} {d.allocated:>12.2f} {d.idle:>12.2f}" for d in result.device_hours]
+    lines.append("")
+    lines.append(f"cost: {result.cost_usd:.2f} USD")
+    for cost in result.cost_by_instance_type:
+        price = "no price in the catalog" if cost.usd_per_hour is None else f"{cost.usd_per_hour:g} USD/h"
+        lines.append(f"  {cost.instance_type}: {cost.nodes} node(s), {cost.hours:.2f} node-hours, {price}")
+    if result.never_placed:
+        lines.append("")
+        lines.append("never placed:")
+        for group in result.never_placed:
+            shown = ", ".join(group.pods) + (" ..." if group.count > len(group.pods) else "")
+            lines.append(f"  {group.count} pod(s) ({shown}): {group.reason}")
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    return "\n".join(lines) + "\n"
+
+
+def format_duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:g}s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f}m"
+    if seconds < 86400:
+        return f"{seconds / 3600:.1f}h"
+    return f"{seconds / 86400:.1f}d"
+
+
+class _Progress:
+    """One status line on a terminal: simulated time reached and events per second."""
+
+    def __init__(self, out: TextIO, until: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.out, self.until, self.clock = out, until, clock
+        self.started = clock()
+
+    def __call__(self, now: float, events: int) -> None:
+        elapsed = max(self.clock() - self.started, 1e-9)
+        share = 100 * now / self.until if self.until else 100.0
+        self.out.write(f"\rsimulated {format_duration(now)} of {format_duration(self.until)} ({share:.0f}%), "
+                       f"{events / elapsed:,.0f} events/s ")
+        self.out.flush()
+
+    def done(self) -> None:
+        self.out.write("\r\033[K")
+        self.out.flush()

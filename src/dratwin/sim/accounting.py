@@ -1,0 +1,226 @@
+"""Bookkeeping of a run from the store's change events: pod timings, device-hours, nodes and their cost.
+
+It only reads: every figure follows from the changes the controllers made, so it cannot disagree with
+the cluster. A device is a GPU when its driver's first name label is ``gpu`` (gpu.nvidia.com, and the
+test drivers), and is not a MIG partition (attribute ``type: mig``): partitions are counted under their
+driver's device-hours only, so that a GPU is never counted twice.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from dratwin.allocator.state import DeviceID
+from dratwin.api.resource import Device, ResourceSlice
+from dratwin.catalog import Catalog
+from dratwin.sim.outcomes import DeviceHours, Distribution, NodeCost, NodeCount, rounded
+from dratwin.sim.store import Change, Store
+
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+HOUR = 3600.0
+
+
+def is_gpu(resource_slice: ResourceSlice, device: Device) -> bool:
+    if resource_slice.spec.driver.split(".")[0] != "gpu":
+        return False
+    kind = device.attributes.get("type")
+    return kind is None or kind.string != "mig"
+
+
+@dataclass
+class Accountant:
+    store: Store
+    catalog: Catalog | None = None
+    created: dict[str, float] = field(default_factory=dict)
+    bound: dict[str, float] = field(default_factory=dict)
+    waiting: list[float] = field(default_factory=list)
+    startup: list[float] = field(default_factory=list)
+    running: set[str] = field(default_factory=set)
+    pods_created: int = 0
+    pods_started: int = 0
+    pods_succeeded: int = 0
+    nodes_over_time: list[NodeCount] = field(default_factory=list)
+    node_since: dict[str, float] = field(default_factory=dict)
+    node_hours: dict[str, float] = field(default_factory=dict)  # closed lifetimes by node name
+    node_type: dict[str, str] = field(default_factory=dict)
+    device_since: dict[DeviceID, float] = field(default_factory=dict)  # present since
+    device_gpu: dict[DeviceID, bool] = field(default_factory=dict)
+    holders: Counter[DeviceID] = field(default_factory=Counter)
+    held_since: dict[DeviceID, float] = field(default_factory=dict)
+    allocated_seconds: dict[DeviceID, float] = field(default_factory=dict)
+    claim_devices: dict[str, tuple[DeviceID, ...]] = field(default_factory=dict)
+    slice_devices: dict[str, list[DeviceID]] = field(default_factory=dict)
+    device_until: dict[DeviceID, float] = field(default_factory=dict)  # devices whose slice was deleted
+    _by_name: dict[str, ResourceSlice] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Subscribes only: the load's own events (dispatched at time 0) bring the initial cluster."""
+        self.store.subscribe("*", self._on_change)
+        self._record_nodes(0.0)
+
+    def _on_change(self, change: Change) -> None:
+        now = change.time
+        if change.kind == "Pod":
+            self._pod_changed(change, now)
+        elif change.kind == "ResourceClaim":
+            self._claim_changed(change.key, now)
+        elif change.kind == "ResourceSlice" and change.type == "Added":
+            self._slice_added(change.key, now)
+        elif change.kind == "ResourceSlice" and change.type == "Deleted":
+            self._slice_deleted(change.key, now)
+        elif change.kind == "Node" and change.type == "Added":
+            info = self.store.state.nodes[change.key]
+            self._node_added(change.key, info.node.metadata.labels.get(INSTANCE_TYPE_LABEL, ""), now)
+            self._record_nodes(now)
+        elif change.kind == "Node" and change.type == "Deleted":
+            since = self.node_since.pop(change.key, now)
+            self.node_hours[change.key] = self.node_hours.get(change.key, 0.0) + (now - since) / HOUR
+            self._record_nodes(now)
+
+    def _pod_changed(self, change: Change, now: float) -> None:
+        key = change.key
+        if change.type == "Added":
+            self.created[key] = now
+            self.pods_created += 1
+            added = self.store.state.pods.get(key)
+            if added is not None and added.pod.spec.node_name:  # bound in the input: already running
+                self.bound[key] = now
+                self.running.add(key)
+            return
+        if change.type == "Deleted":
+            self.created.pop(key, None)
+            self.bound.pop(key, None)
+            if key in self.running:
+                self.running.discard(key)
+                if change.pod is not None and (change.pod.raw.get("status") or {}).get("phase") == "Succeeded":
+                    self.pods_succeeded += 1
+            return
+        record = self.store.state.pods.get(key)
+        if record is None:
+            return
+        if record.pod.spec.node_name and key not in self.bound:
+            self.bound[key] = now
+            self.waiting.append(now - self.created.get(key, now))
+        phase = (record.raw.get("status") or {}).get("phase")
+        if phase == "Running" and key not in self.running:
+            self.running.add(key)
+            self.pods_started += 1
+            self.startup.append(now - self.bound.get(key, now))
+
+    def _claim_changed(self, key: str, now: float) -> None:
+        record = self.store.state.claims.get(key)
+        allocation = record.claim.status.allocation if record is not None else None
+        after = () if allocation is None else tuple(
+            DeviceID(r.driver, r.pool, r.device) for r in allocation.devices.results if not r.admin_access)
+        before = self.claim_devices.get(key, ())
+        if after == before:
+            return
+        for device in before:
+            self.holders[device] -= 1
+            if self.holders[device] <= 0:
+                del self.holders[device]
+                held = now - self.held_since.pop(device, now)
+                self.allocated_seconds[device] = self.allocated_seconds.get(device, 0.0) + held
+        for device in after:
+            if self.holders[device] == 0:
+                self.held_since[device] = now
+            self.holders[device] += 1
+        if after:
+            self.claim_devices[key] = after
+        else:
+            self.claim_devices.pop(key, None)
+
+    def _slice_added(self, name: str, now: float) -> None:
+        if not self._by_name or name not in self._by_name:
+            self._by_name = {s.metadata.name: s for s in self.store.state.slices}
+        resource_slice = self._by_name.pop(name, None)
+        if resource_slice is None:
+            return
+        ids = []
+        for device in resource_slice.spec.devices:
+            device_id = DeviceID(resource_slice.spec.driver, resource_slice.spec.pool.name, device.name)
+            if device_id not in self.device_since:
+                self.device_since[device_id] = now
+                self.device_gpu[device_id] = is_gpu(resource_slice, device)
+                ids.append(device_id)
+        self.slice_devices[name] = ids
+
+    def _slice_deleted(self, name: str, now: float) -> None:
+        """The slice's devices are gone: their time so far is kept, closed at ``now``."""
+        for device_id in self.slice_devices.pop(name, []):
+            self.device_until[device_id] = now
+            if device_id in self.held_since:
+                held = now - self.held_since.pop(device_id)
+                self.allocated_seconds[device_id] = self.allocated_seconds.get(device_id, 0.0) + held
+                self.holders.pop(device_id, None)
+
+    def _node_added(self, name: str, instance_type: str, now: float) -> None:
+        self.node_since[name] = now
+        self.node_type[name] = instance_type
+
+    def _record_nodes(self, now: float) -> None:
+        count = len(self.store.state.nodes)
+        if self.nodes_over_time and self.nodes_over_time[-1].at_seconds == now:
+            self.nodes_over_time[-1] = NodeCount(now, count)
+        elif not self.nodes_over_time or self.nodes_over_time[-1].nodes != count:
+            self.nodes_over_time.append(NodeCount(now, count))
+
+    # ---- at the end ----
+
+    def waiting_distribution(self) -> Distribution:
+        return Distribution.of(self.waiting)
+
+    def startup_distribution(self) -> Distribution:
+        return Distribution.of(self.startup)
+
+    def device_hours(self, until: float) -> list[DeviceHours]:
+        present: dict[str, float] = {}
+        allocated: dict[str, float] = {}
+        devices: Counter[str] = Counter()
+        for device, since in self.device_since.items():
+            devices[device.driver] += 1
+            present[device.driver] = present.get(device.driver, 0.0) + self.device_until.get(device, until) - since
+            allocated[device.driver] = allocated.get(device.driver, 0.0) + self._held_seconds(device, until)
+        return [DeviceHours(driver, devices[driver], rounded(present[driver] / HOUR),
+                            rounded(allocated[driver] / HOUR),
+                            rounded((present[driver] - allocated[driver]) / HOUR))
+                for driver in sorted(devices)]
+
+    def _held_seconds(self, device: DeviceID, until: float) -> float:
+        ongoing = until - self.held_since[device] if device in self.held_since else 0.0
+        return self.allocated_seconds.get(device, 0.0) + ongoing
+
+    def gpu_hours(self, until: float) -> tuple[float, float]:
+        """(allocated, idle) GPU-hours."""
+        present = allocated = 0.0
+        for device, since in self.device_since.items():
+            if not self.device_gpu.get(device):
+                continue
+            present += self.device_until.get(device, until) - since
+            allocated += self._held_seconds(device, until)
+        return rounded(allocated / HOUR), rounded((present - allocated) / HOUR)
+
+    def node_lifetimes(self, until: float) -> dict[str, float]:
+        """Hours each node has lived (ended ones and the ones still up at ``until``)."""
+        hours: dict[str, float] = dict(self.node_hours)
+        for name, since in self.node_since.items():
+            hours[name] = hours.get(name, 0.0) + (until - since) / HOUR
+        return hours
+
+    def costs(self, until: float) -> list[NodeCost]:
+        by_type: dict[str, list[float]] = {}
+        for name, hours in sorted(self.node_lifetimes(until).items()):
+            by_type.setdefault(self.node_type.get(name, ""), []).append(hours)
+        result = []
+        for instance_type, lifetimes in sorted(by_type.items()):
+            price = self.price(instance_type)
+            hours = sum(lifetimes)
+            result.append(NodeCost(instance_type or "<no instance-type label>", len(lifetimes), rounded(hours),
+                                   price, rounded(hours * (price or 0.0))))
+        return result
+
+    def price(self, instance_type: str) -> float | None:
+        if self.catalog is None or not instance_type or instance_type not in self.catalog:
+            return None
+        return self.catalog.get(instance_type).price_usd_per_hour

@@ -1,0 +1,88 @@
+"""A kubelet-like pod lifecycle: bound → starting (cold start) → Running for its run time → Succeeded.
+
+The cold start is a seam: a :data:`ColdStart` gives the seconds until a bound pod's containers run on
+its node (image pull, model weights, loading, warm-up); the default is none. A pod that succeeds leaves
+the cluster (the scheduler's view of a terminated pod), and the resourceclaim controller releases its
+claims on its Deleted event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from dratwin.cluster.state import PodRecord
+from dratwin.sim.engine import WORLD, Engine
+from dratwin.sim.store import Change, Store
+from dratwin.sim.workloads import pod_phase, with_phase
+
+ColdStart = Callable[[PodRecord, str], float]
+RunSeconds = Callable[[str], float | None]
+
+
+def no_cold_start(pod: PodRecord, node: str) -> float:
+    return 0.0
+
+
+@dataclass
+class Kubelet:
+    engine: Engine
+    store: Store
+    run_seconds: RunSeconds
+    cold_start: ColdStart = no_cold_start
+    started: dict[str, str] = field(default_factory=dict)  # pod key -> uid of the pod that was started
+
+    def __post_init__(self) -> None:
+        self.store.subscribe("Pod", self._on_pod)
+
+    def _on_pod(self, change: Change) -> None:
+        if change.type == "Deleted":
+            self.started.pop(change.key, None)
+            return
+        record = self.store.state.pods.get(change.key)
+        if record is None or not record.pod.spec.node_name or change.key in self.started:
+            return
+        if pod_phase(record.raw) != "Pending":
+            return  # bound in the input, already running: it keeps running
+        uid = record.pod.metadata.uid
+        self.started[change.key] = uid
+        delay = self.cold_start(record, record.pod.spec.node_name)
+        self.engine.after(delay, WORLD, lambda: self._running(change.key, uid))
+
+    def _current(self, key: str, uid: str) -> PodRecord | None:
+        record = self.store.state.pods.get(key)
+        return record if record is not None and record.pod.metadata.uid == uid else None
+
+    def _running(self, key: str, uid: str) -> None:
+        record = self._current(key, uid)
+        if record is None:
+            return
+        record.raw = with_phase(record.raw, "Running")
+        self.store.state.record("Modified", "Pod", key)
+        self.store.note("Started", "Pod", key, f"containers running on {record.pod.spec.node_name}")
+        run = self.run_seconds(key)
+        if run is not None:
+            self.engine.after(run, WORLD, lambda: self._succeeded(key, uid))
+
+    def _succeeded(self, key: str, uid: str) -> None:
+        record = self._current(key, uid)
+        if record is None:
+            return
+        record.raw = with_phase(record.raw, "Succeeded")
+        self.store.note("Completed", "Pod", key, "Succeeded")
+        self.store.delete_pod(key)
+
+
+@dataclass
+class ClaimController:
+    """The resourceclaim controller after a pod is gone: reservedFor cleared, claims without consumers
+    deallocated, claims generated for the pod deleted (:meth:`ClusterState.release_claims_of`)."""
+
+    store: Store
+
+    def __post_init__(self) -> None:
+        self.store.subscribe("Pod", self._on_pod)
+
+    def _on_pod(self, change: Change) -> None:
+        if change.type == "Deleted" and change.pod is not None:
+            self.store.state.release_claims_of(change.pod)

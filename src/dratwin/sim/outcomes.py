@@ -1,0 +1,101 @@
+"""What a run produced, as plain typed values that ``-o json`` prints and a report layer reads.
+
+Times are simulated seconds; hours are device-hours (one device held for one hour). Percentiles are
+nearest-rank: p95 is the smallest value that at least 95% of the samples do not exceed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Distribution:
+    count: int = 0
+    mean: float = 0.0
+    p50: float = 0.0
+    p95: float = 0.0
+    p99: float = 0.0
+    max: float = 0.0
+
+    @classmethod
+    def of(cls, samples: Sequence[float]) -> Distribution:
+        if not samples:
+            return cls()
+        ordered = sorted(samples)
+
+        def rank(p: float) -> float:
+            return _round(ordered[max(math.ceil(p / 100 * len(ordered)) - 1, 0)])
+
+        return cls(len(ordered), _round(sum(ordered) / len(ordered)), rank(50), rank(95), rank(99),
+                   _round(ordered[-1]))
+
+
+@dataclass(frozen=True)
+class DeviceHours:
+    """Device-hours of one driver: present (published by a node), allocated (held by a claim), idle."""
+
+    driver: str
+    devices: int
+    present: float
+    allocated: float
+    idle: float
+
+
+@dataclass(frozen=True)
+class NeverPlaced:
+    """Pods still pending at the end, grouped by the scheduler's own message (or the blocking reason)."""
+
+    reason: str
+    count: int
+    pods: tuple[str, ...]  # up to three, for a first look
+
+
+@dataclass(frozen=True)
+class NodeCount:
+    at_seconds: float
+    nodes: int
+
+
+@dataclass(frozen=True)
+class NodeCost:
+    instance_type: str
+    nodes: int
+    hours: float
+    usd_per_hour: float | None  # None: not in the catalog (costed at 0)
+    usd: float
+
+
+@dataclass
+class RunResult:
+    scenario: str
+    variant: str
+    seed: int
+    until_seconds: float
+    events: int = 0
+    scheduling_attempts: int = 0
+    pods_created: int = 0
+    pods_started: int = 0
+    pods_succeeded: int = 0
+    pods_running_at_end: int = 0
+    pods_pending_at_end: int = 0
+    waiting_seconds: Distribution = field(default_factory=Distribution)  # created -> bound
+    startup_seconds: Distribution = field(default_factory=Distribution)  # bound -> containers running
+    gpu_hours_allocated: float = 0.0
+    gpu_hours_idle: float = 0.0
+    device_hours: list[DeviceHours] = field(default_factory=list)
+    never_placed: list[NeverPlaced] = field(default_factory=list)
+    nodes_over_time: list[NodeCount] = field(default_factory=list)
+    cost_usd: float = 0.0
+    cost_by_instance_type: list[NodeCost] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _round(value: float) -> float:
+    return round(value, 6)
+
+
+def rounded(value: float) -> float:
+    return _round(value)

@@ -1,0 +1,227 @@
+"""Karpenter over time: a batching window, NodeClaims launched with a latency, empty nodes consolidated.
+
+- Batching (Karpenter's ``BatchIdleDuration`` 1 s and ``BatchMaxDuration`` 10 s): the first pod found
+  unschedulable opens a window; it closes 1 s after the last such pod, or 10 s after it opened.
+- At the close, the pods still pending and not waiting for a node already launched go to the twin's
+  provisioning solver (:class:`dratwin.provisioner.solver.Solver`, as ``dratwin plan`` runs it) over the
+  NodePools of the cluster; every NodeClaim it plans is launched: the node registers and becomes Ready
+  after ``RunSpec.node_launch_seconds`` of its instance type, and the DRA drivers publish its
+  ResourceSlices then (the devices ``dratwin cluster generate`` gives that type). The scheduler binds the
+  pods when the node appears (a cluster event).
+- Consolidation of empty nodes: a node Karpenter launched that has no pod for its NodePool's
+  ``consolidateAfter`` (``Never``: kept) is deleted, with its slices; its cost stops there. A node just
+  launched for pods is left alone while they are nominated to it (20 s).
+
+Not modelled (said in the run's notes): consolidation of underused nodes (replace or delete with pods
+moved), disruption budgets, drift and expiry, spot interruptions, the disruption controller's polling.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from dratwin.allocator import Features
+from dratwin.api.codec import decode_as
+from dratwin.api.core import Node
+from dratwin.api.resource import ResourceSlice
+from dratwin.catalog import Catalog
+from dratwin.cel import SelectorCompiler
+from dratwin.cluster.generate import AUTO_MODE, KARPENTER, GenerateOptions, NodeGroup, generate
+from dratwin.cluster.state import pod_claim_keys
+from dratwin.provisioner.budgets import NodePoolPolicy
+from dratwin.provisioner.solver import PlannedClaim, PodToPlace, Pool, Solver
+from dratwin.scenario.model import RunSpec
+from dratwin.scheduler.framework import NodeInfo
+from dratwin.scheduler.resources import node_allocatable
+from dratwin.sim.engine import BOOKKEEPING, CONTROLLER, WORLD, Engine
+from dratwin.sim.scheduling import SchedulingController
+from dratwin.sim.store import Change, Store
+from dratwin.twin.plan_pools import PlanError, PlanOptions, read_pool
+
+BATCH_IDLE_SECONDS = 1.0
+BATCH_MAX_SECONDS = 10.0
+# A node launched for pods has them nominated to it for a while; the disruption controller leaves a node
+# with nominated pods alone (Karpenter nominates for twice the batch maximum).
+NOMINATION_SECONDS = 2 * BATCH_MAX_SECONDS
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+NOT_MODELLED = ("Karpenter in the simulation: launches and consolidation of empty nodes only; underused-node "
+                "consolidation, disruption budgets, drift, expiry and spot interruptions are not simulated")
+
+
+@dataclass
+class Launch:
+    name: str
+    pool: str
+    instance_type: str
+    zone: str
+    capacity_type: str
+    pods: tuple[str, ...]
+
+
+@dataclass
+class ProvisionerController:
+    engine: Engine
+    store: Store
+    scheduling: SchedulingController
+    spec: RunSpec
+    catalog: Catalog
+    features: Features
+    compiler: SelectorCompiler
+    pools: list[Pool] = field(default_factory=list)
+    policies: dict[str, NodePoolPolicy] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    launches: list[Launch] = field(default_factory=list)
+    in_flight: dict[str, str] = field(default_factory=dict)  # pod -> the NodeClaim launched for it
+    empty_since: dict[str, float] = field(default_factory=dict)
+    _window: tuple[float, float] | None = None  # (opened, last pod) of the open batch
+    _names: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def __post_init__(self) -> None:
+        written = [o.raw for o in self.spec.objects
+                   if o.kind == "NodePool" and o.api_version.startswith("karpenter.sh/")]
+        options = PlanOptions(seed=self.spec.seed, auto_mode=self.spec.provisioner == "auto-mode")
+        for raw in written:
+            try:
+                pool = read_pool(raw, self.catalog, self.store.loaded, options)
+            except PlanError as error:  # like Karpenter, a NodePool that can launch nothing is skipped
+                self.notes.append(str(error))
+                continue
+            if not pool.static:
+                self.pools.append(pool)
+            self.policies[pool.name] = NodePoolPolicy.read(raw)
+        if not self.pools:
+            self.notes.append("provisioner: no NodePool that can launch nodes: nothing will be launched")
+        self.notes.append(NOT_MODELLED)
+        self.scheduling.on_unschedulable.append(self.pod_unschedulable)
+        self.store.subscribe("Pod", self._on_pod)
+
+    # ---- the batcher ----
+
+    def pod_unschedulable(self, key: str) -> None:
+        if key in self.in_flight or not self.pools:
+            return
+        now = self.engine.now()
+        if self._window is None:
+            self._window = (now, now)
+            self.engine.at(now + BATCH_IDLE_SECONDS, CONTROLLER, self._maybe_close)
+        else:
+            self._window = (self._window[0], now)
+
+    def _maybe_close(self) -> None:
+        if self._window is None:
+            return
+        opened, last = self._window
+        now = self.engine.now()
+        due = min(last + BATCH_IDLE_SECONDS, opened + BATCH_MAX_SECONDS)
+        if now < due:
+            self.engine.at(due, CONTROLLER, self._maybe_close)
+            return
+        self._window = None
+        self._provision()
+
+    # ---- a provisioning round ----
+
+    def _provision(self) -> None:
+        pending = self._pending()
+        if not pending:
+            return
+        solver = Solver(self.pools, self.features, dict(self.store.state.classes), self.compiler)
+        plan = solver.solve(pending)
+        for claim in plan.claims:
+            self._launch(claim)
+
+    def _pending(self) -> list[PodToPlace]:
+        state = self.store.state
+        found = []
+        for key in sorted(self.scheduling.queue.pods, key=lambda k: self.scheduling.queue.pods[k].info.order):
+            record = state.pods.get(key)
+            if record is None or record.pod.spec.node_name or key in self.in_flight:
+                continue
+            if key not in self.scheduling.messages:
+                continue  # not found unschedulable yet: the scheduler may still place it
+            claims, keys = [], []
+            for claim_key in pod_claim_keys(record.pod, extended=False):
+                claim = state.claims.get(claim_key)
+                if claim is not None and claim.claim.status.allocation is None:
+                    claims.append(claim.claim)
+                    keys.append(claim_key)
+            found.append(PodToPlace(record.info, claims, keys))
+        return found
+
+    def _launch(self, claim: PlannedClaim) -> None:
+        template = claim.chosen()
+        offering = claim.offering()
+        zone = offering.zone if offering is not None else ""
+        capacity = offering.capacity_type if offering is not None else "on-demand"
+        name = f"{claim.pool.name}-{next(self._names):05d}"
+        pods = tuple(p.info.key for p in claim.pods)
+        launch = Launch(name, claim.pool.name, template.instance_type.name, zone, capacity, pods)
+        self.launches.append(launch)
+        for key in pods:
+            self.in_flight[key] = name
+        for pool in self.pools:
+            if pool.name == claim.pool.name:
+                for resource, amount in template.capacity.items():
+                    pool.used[resource] = pool.used.get(resource, 0) + amount
+        latency = self.spec.node_launch_seconds.get(launch.instance_type, self.spec.default_node_launch_seconds)
+        self.store.note("Launched", "NodeClaim", name, f"{launch.instance_type} in {zone or 'any zone'} ({capacity}) "
+                        f"for {len(pods)} pod(s); Ready in {latency:g} s")
+        self.engine.after(latency, WORLD, lambda: self._ready(launch))
+
+    def _ready(self, launch: Launch) -> None:
+        """The node registers and is Ready; the DRA drivers publish its slices."""
+        state = self.store.state
+        options = GenerateOptions(groups=(NodeGroup(launch.instance_type, 1),),
+                                  zones=(launch.zone,) if launch.zone else ("us-east-1a",),
+                                  name_prefix=launch.name, nodepool=launch.pool,
+                                  provisioner=AUTO_MODE if self.spec.provisioner == "auto-mode" else KARPENTER)
+        generated = generate(options, self.catalog)
+        names = []
+        for raw in generated.nodes:
+            raw["metadata"]["labels"][CAPACITY_TYPE_LABEL] = launch.capacity_type
+            node = decode_as(raw, Node, f"Node {raw['metadata']['name']}")
+            state.add_node(raw, node, NodeInfo(node, node_allocatable(node)))
+            names.append(node.metadata.name)
+        for raw in generated.slices:
+            state.add_slice(decode_as(raw, ResourceSlice, f"ResourceSlice {raw['metadata']['name']}"))
+        for key in launch.pods:
+            if self.in_flight.get(key) == launch.name:
+                del self.in_flight[key]
+        for name in names:
+            self._maybe_empty(name, NOMINATION_SECONDS if launch.pods else 0.0)
+
+    # ---- consolidation of empty nodes ----
+
+    def _on_pod(self, change: Change) -> None:
+        state = self.store.state
+        if change.type == "Deleted" and change.pod is not None and change.pod.pod.spec.node_name:
+            self._maybe_empty(change.pod.pod.spec.node_name)
+        elif change.type == "Modified":
+            record = state.pods.get(change.key)
+            if record is not None and record.pod.spec.node_name:
+                self.empty_since.pop(record.pod.spec.node_name, None)
+
+    def _maybe_empty(self, node: str, nominated_for: float = 0.0) -> None:
+        info = self.store.state.nodes.get(node)
+        if info is None or info.pods:
+            return
+        pool = info.node.metadata.labels.get(NODEPOOL_LABEL, "")
+        policy = self.policies.get(pool)
+        if policy is None or policy.static or policy.consolidate_after is None:
+            return
+        now = self.engine.now()
+        self.empty_since[node] = now
+        after = max(policy.consolidate_after.total_seconds(), nominated_for)
+        # after the scheduler's cycles of that moment: a pod bound then keeps the node
+        self.engine.at(now + after, BOOKKEEPING, lambda: self._consolidate(node, now))
+
+    def _consolidate(self, node: str, since: float) -> None:
+        info = self.store.state.nodes.get(node)
+        if info is None or info.pods or self.empty_since.get(node) != since:
+            return
+        del self.empty_since[node]
+        self.store.note("Consolidated", "Node", node, "empty: deleted (Karpenter's emptiness consolidation)")
+        self.store.state.remove_node(node)
+

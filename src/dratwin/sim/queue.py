@@ -1,0 +1,142 @@
+"""kube-scheduler's scheduling queue: activeQ, backoffQ and the unschedulable pool, over a clock.
+
+- A new pod goes to activeQ, ordered by priority (higher first), then by when it was queued.
+- A pod that fails a cycle goes to the unschedulable pool with its attempt count. Its backoff is
+  ``initial × 2^(attempts-1)``, at most ``max`` (1 s and 10 s by default), counted from that attempt.
+- A cluster event that may make pods schedulable moves the pool: pods still backing off go to backoffQ,
+  the others to activeQ. backoffQ is flushed to activeQ when backoffs end (upstream flushes each second).
+- Pods left in the pool longer than ``max_in_unschedulable`` (5 min) are moved too (upstream checks
+  every 30 s).
+- SchedulerPopFromBackoffQ (beta, on by default since 1.34): when activeQ is empty, the scheduler pops
+  the next pod of backoffQ without waiting for its backoff to end.
+
+Pure data: callers pass the time; the scheduling controller turns the times into engine events.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from dataclasses import dataclass, field
+
+from dratwin.scheduler.framework import PodInfo
+
+INITIAL_BACKOFF_SECONDS = 1.0
+MAX_BACKOFF_SECONDS = 10.0
+MAX_IN_UNSCHEDULABLE_SECONDS = 300.0
+LEFTOVER_FLUSH_SECONDS = 30.0
+BACKOFF_FLUSH_SECONDS = 1.0
+
+
+@dataclass
+class QueuedPod:
+    info: PodInfo
+    attempts: int = 0
+    last_attempt: float = 0.0
+    unschedulable_since: float = 0.0
+
+    def backoff_until(self, initial: float, maximum: float) -> float:
+        if self.attempts == 0:
+            return self.last_attempt
+        backoff: float = min(initial * 2.0 ** min(self.attempts - 1, 64), maximum)
+        return self.last_attempt + backoff
+
+
+@dataclass
+class SchedulingQueue:
+    initial_backoff: float = INITIAL_BACKOFF_SECONDS
+    max_backoff: float = MAX_BACKOFF_SECONDS
+    max_in_unschedulable: float = MAX_IN_UNSCHEDULABLE_SECONDS
+    pop_from_backoff: bool = True
+    pods: dict[str, QueuedPod] = field(default_factory=dict)  # every pod in any of the three places
+    unschedulable: dict[str, QueuedPod] = field(default_factory=dict)
+    _active: list[tuple[int, int, str]] = field(default_factory=list)
+    _backoff: list[tuple[float, int, str]] = field(default_factory=list)
+    _in_active: set[str] = field(default_factory=set)
+    _in_backoff: set[str] = field(default_factory=set)
+    _sequence: itertools.count[int] = field(default_factory=itertools.count)
+
+    def __len__(self) -> int:
+        return len(self.pods)
+
+    def add(self, info: PodInfo) -> None:
+        """A new pending pod: straight to activeQ."""
+        queued = self.pods.setdefault(info.key, QueuedPod(info))
+        self._to_active(queued)
+
+    def delete(self, key: str) -> None:
+        """The pod is gone (bound, or deleted): forget it wherever it is."""
+        self.pods.pop(key, None)
+        self.unschedulable.pop(key, None)
+        self._in_active.discard(key)
+        self._in_backoff.discard(key)
+
+    def take(self, key: str) -> QueuedPod | None:
+        """Out of activeQ, backoffQ and the pool, still known (a gang member scheduled with the others)."""
+        queued = self.pods.get(key)
+        if queued is not None:
+            self.unschedulable.pop(key, None)
+            self._in_active.discard(key)
+            self._in_backoff.discard(key)
+        return queued
+
+    def active_count(self) -> int:
+        return len(self._in_active)
+
+    def pop(self, now: float) -> PodInfo | None:
+        """The next pod to schedule, or None; with PopFromBackoffQ, from backoffQ when activeQ is empty."""
+        while self._active:
+            _, _, key = heapq.heappop(self._active)
+            if key in self._in_active:
+                self._in_active.discard(key)
+                return self.pods[key].info
+        if self.pop_from_backoff:
+            while self._backoff:
+                _, _, key = heapq.heappop(self._backoff)
+                if key in self._in_backoff:
+                    self._in_backoff.discard(key)
+                    return self.pods[key].info
+        return None
+
+    def failed(self, key: str, now: float) -> None:
+        """A cycle found the pod unschedulable: to the pool, its backoff counted from now."""
+        queued = self.pods[key]
+        queued.attempts += 1
+        queued.last_attempt = now
+        queued.unschedulable_since = now
+        self.unschedulable[key] = queued
+
+    def move_all(self, now: float) -> None:
+        """A cluster event that may help (a pod gone, a node or devices added): the pool moves on."""
+        for key in sorted(self.unschedulable, key=lambda k: self.pods[k].unschedulable_since):
+            self._move(self.unschedulable.pop(key), now)
+
+    def flush_backoff(self, now: float) -> None:
+        while self._backoff and self._backoff[0][0] <= now:
+            _, _, key = heapq.heappop(self._backoff)
+            if key in self._in_backoff:
+                self._in_backoff.discard(key)
+                self._to_active(self.pods[key])
+
+    def flush_leftover(self, now: float) -> None:
+        stale = [k for k, q in self.unschedulable.items() if now - q.unschedulable_since >= self.max_in_unschedulable]
+        for key in stale:
+            self._move(self.unschedulable.pop(key), now)
+
+    def next_backoff_end(self) -> float | None:
+        while self._backoff and self._backoff[0][2] not in self._in_backoff:
+            heapq.heappop(self._backoff)
+        return self._backoff[0][0] if self._backoff else None
+
+    def _move(self, queued: QueuedPod, now: float) -> None:
+        until = queued.backoff_until(self.initial_backoff, self.max_backoff)
+        if until > now:
+            self._in_backoff.add(queued.info.key)
+            heapq.heappush(self._backoff, (until, next(self._sequence), queued.info.key))
+        else:
+            self._to_active(queued)
+
+    def _to_active(self, queued: QueuedPod) -> None:
+        key = queued.info.key
+        self._in_active.add(key)
+        heapq.heappush(self._active, (-queued.info.priority, next(self._sequence), key))

@@ -1,0 +1,136 @@
+"""One simulated run of a :class:`RunSpec`: the cluster loaded, the controllers wired, time run, outcomes.
+
+Wiring order is fixed (it decides the order in which controllers see one change): scheduler, workload
+controllers, kubelet, resourceclaim controller, bookkeeping. Randomness: the cluster's names come from
+``Random(seed)`` as in ``dratwin schedule``; the workload controllers' names from their own stream, so
+that adding an arrival does not rename the cluster's pods.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from dratwin.allocator import Features
+from dratwin.catalog import Catalog, load_catalog
+from dratwin.cel import SelectorCompiler
+from dratwin.errors import InputError
+from dratwin.scenario.model import ColdStartSpec, RunSpec
+from dratwin.scheduler.plugins.node_resources import ScoringStrategy
+from dratwin.sim.accounting import Accountant
+from dratwin.sim.clock import VirtualClock
+from dratwin.sim.engine import Engine
+from dratwin.sim.invariants import InvariantChecker
+from dratwin.sim.kubelet import ClaimController, ColdStart, Kubelet, no_cold_start
+from dratwin.sim.outcomes import NeverPlaced, RunResult, rounded
+from dratwin.sim.provisioner import ProvisionerController
+from dratwin.sim.scheduling import SchedulingController
+from dratwin.sim.store import Change, Store
+from dratwin.sim.workloads import WorkloadController
+from dratwin.twin.build import load_cluster
+from dratwin.twin.schedule import Options
+
+NOT_TRIED = "not tried by the scheduler yet when the run ended"
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    gates: str = ""
+    catalog: Catalog | None = None
+    cold_start: ColdStart = no_cold_start
+    check_invariants: bool = False  # after every event (slow: for tests)
+    keep_events: bool = False
+    progress: Callable[[float, int], None] | None = None
+
+
+@dataclass
+class Simulation:
+    result: RunResult
+    store: Store  # the cluster as the run left it
+    events: list[Change] = field(default_factory=list)
+    invariant_checks: int = 0
+
+
+def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
+    options = options or SimOptions()
+    _refuse_unsupported(spec)
+    features = Features.from_gates(options.gates)
+    compiler = SelectorCompiler(list_type_attributes=features.list_type_attributes)
+    loaded = load_cluster(spec.objects, features, random.Random(spec.seed))
+    clock = VirtualClock()
+    engine = Engine(clock)
+    store = Store(loaded, clock, keep_log=options.keep_events)
+    scheduling = SchedulingController(engine, store, Options(spec.seed, ScoringStrategy(spec.scoring)), compiler)
+    classes = [o.raw for o in spec.objects if o.kind == "PriorityClass"]
+    workloads = WorkloadController(engine, store, random.Random(f"workloads/{spec.seed}"), scheduling.enqueue,
+                                   classes)
+    Kubelet(engine, store, lambda key: workloads.run_seconds.get(key), options.cold_start)
+    ClaimController(store)
+    provisioner = None
+    catalog = options.catalog
+    if spec.provisioner != "none":
+        catalog = catalog or load_catalog()
+        provisioner = ProvisionerController(engine, store, scheduling, spec, catalog, features, compiler)
+    accountant = Accountant(store, catalog)
+    store.dispatch()  # the load's own events are the state at time 0, already counted
+    engine.after_each.append(store.dispatch)
+    checker = InvariantChecker(store, accountant)
+    if options.check_invariants:
+        engine.after_each.append(checker)
+    initial = list(loaded.pending)
+    loaded.pending.clear()
+    scheduling.enqueue(initial)
+    workloads.schedule_arrivals(spec.arrivals)
+    engine.run(spec.until_seconds, options.progress)
+    if options.check_invariants:
+        checker.finish(spec.until_seconds)
+    result = _result(spec, engine, store, scheduling, workloads, accountant)
+    if provisioner is not None:
+        result.notes += provisioner.notes
+    return Simulation(result, store, store.log, checker.checks)
+
+
+def _refuse_unsupported(spec: RunSpec) -> None:
+    if spec.scoring not in {s.value for s in ScoringStrategy}:
+        raise InputError(f"scoring {spec.scoring!r}: not a NodeResourcesFit strategy; use one of "
+                         f"{', '.join(s.value for s in ScoringStrategy)}")
+
+
+def _result(spec: RunSpec, engine: Engine, store: Store, scheduling: SchedulingController,
+            workloads: WorkloadController, accountant: Accountant) -> RunResult:
+    until = spec.until_seconds
+    state = store.state
+    allocated, idle = accountant.gpu_hours(until)
+    costs = accountant.costs(until)
+    notes = [*store.loaded.notes, *workloads.notes, *store.loaded.rejections, *workloads.rejections]
+    if spec.services:
+        notes.append(f"{len(spec.services)} inference service(s): load and autoscaling are not simulated yet; "
+                     "their Deployments run as written")
+    if spec.cold_start != ColdStartSpec():
+        notes.append("cold start: the scenario's image and model sizes are not simulated yet; containers start as "
+                     "soon as a pod is bound (a cold start model plugs in through SimOptions.cold_start)")
+    pending = [k for k, r in state.pods.items() if not r.pod.spec.node_name]
+    return RunResult(
+        scenario=spec.scenario, variant=spec.variant, seed=spec.seed, until_seconds=until,
+        events=engine.processed, scheduling_attempts=scheduling.attempts,
+        pods_created=accountant.pods_created, pods_started=accountant.pods_started,
+        pods_succeeded=accountant.pods_succeeded, pods_running_at_end=len(accountant.running),
+        pods_pending_at_end=len(pending),
+        waiting_seconds=accountant.waiting_distribution(), startup_seconds=accountant.startup_distribution(),
+        gpu_hours_allocated=allocated, gpu_hours_idle=idle, device_hours=accountant.device_hours(until),
+        never_placed=_never_placed(pending, scheduling, store),
+        nodes_over_time=list(accountant.nodes_over_time),
+        cost_usd=rounded(sum(c.usd for c in costs)), cost_by_instance_type=costs,
+        notes=notes,
+    )
+
+
+def _never_placed(pending: list[str], scheduling: SchedulingController, store: Store) -> list[NeverPlaced]:
+    blocked = {b.pod: b.reason for b in store.loaded.blocked}
+    by_reason: dict[str, list[str]] = defaultdict(list)
+    for key in pending:
+        by_reason[blocked.get(key) or scheduling.messages.get(key) or NOT_TRIED].append(key)
+    ranked = sorted(by_reason.items(), key=lambda item: (-len(item[1]), item[0]))
+    return [NeverPlaced(reason, len(pods), tuple(pods[:3])) for reason, pods in ranked]

@@ -1,0 +1,240 @@
+"""The scheduler over time: kube-scheduler's queue (:mod:`dratwin.sim.queue`) feeding the twin's scheduler.
+
+Each scheduling cycle is one engine action that pops one pod and runs
+:meth:`dratwin.scheduler.scheduler.Scheduler.schedule_one` with the default profile and the twin's binder,
+so placement is exactly what ``dratwin schedule`` decides. A pod that does not fit gets its
+``PodScheduled=False`` condition and goes to the unschedulable pool; cluster events that free or add
+capacity (a pod gone, a claim deleted or deallocated, a node or a ResourceSlice added) move the pool.
+
+Gangs: the active pods of a gang are scheduled in one cycle; if one of them does not fit, the ones
+placed are taken back (their claims restored, as the coscheduling Permit rejects a group) and all wait.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dratwin.api.core import Pod
+from dratwin.cel import SelectorCompiler
+from dratwin.cluster.state import pod_claim_keys
+from dratwin.scheduler.framework import PodInfo
+from dratwin.scheduler.resources import remove_pod
+from dratwin.scheduler.scheduler import Attempt, Scheduler
+from dratwin.sim.engine import BOOKKEEPING, SCHEDULER, Engine
+from dratwin.sim.queue import BACKOFF_FLUSH_SECONDS, LEFTOVER_FLUSH_SECONDS, SchedulingQueue
+from dratwin.sim.store import Change, Store
+from dratwin.twin.schedule import Options, StateBinder, _mark_unschedulable, default_profile
+
+Raw = dict[str, Any]
+
+
+@dataclass
+class SchedulingController:
+    engine: Engine
+    store: Store
+    options: Options
+    compiler: SelectorCompiler | None = None
+    queue: SchedulingQueue = field(default_factory=SchedulingQueue)
+    messages: dict[str, str] = field(default_factory=dict)  # the last FailedScheduling message per pod
+    attempts: int = 0
+    gang_of: dict[str, str] = field(default_factory=dict)
+    gangs: dict[str, list[str]] = field(default_factory=dict)
+    _cycle_due: bool = False
+    _backoff_flush_at: float | None = None
+    _leftover_flush_due: bool = False
+    _scheduler: Scheduler | None = None
+    on_unschedulable: list[Callable[[str], None]] = field(default_factory=list)  # the provisioner's trigger
+    _node_epoch: int = 0  # nodes added or deleted so far
+    _nodes_seen: int = -1
+    # Claims a gang's take-back restored at this time: their events free nothing for anyone else.
+    _restored: tuple[float, set[str]] = (-1.0, set())
+
+    def __post_init__(self) -> None:
+        for kind in ("Pod", "ResourceClaim", "Node", "ResourceSlice"):
+            self.store.subscribe(kind, self._on_change)
+
+    @property
+    def scheduler(self) -> Scheduler:
+        state = self.store.state
+        if self._scheduler is None or self._nodes_seen != self._node_epoch:
+            # The node tree changed: a new scheduler view (its caches are per node position).
+            profile = default_profile(state, self.options, self.compiler)
+            rng = self._scheduler.rng if self._scheduler is not None else random.Random(self.options.seed)
+            self._scheduler = Scheduler(state, profile, rng, StateBinder(state))
+            self._nodes_seen = self._node_epoch
+        return self._scheduler
+
+    def enqueue(self, pods: Sequence[PodInfo], gang: str | None = None) -> None:
+        for info in pods:
+            self.queue.add(info)
+            if gang is not None:
+                self.gang_of[info.key] = gang
+                self.gangs.setdefault(gang, []).append(info.key)
+        self._kick()
+
+    # ---- reacting to the cluster ----
+
+    def _on_change(self, change: Change) -> None:
+        if change.kind == "Pod":
+            if change.type == "Deleted":
+                self.queue.delete(change.key)
+                self._forget_gang_member(change.key)
+                self._move()
+            return
+        if change.kind == "ResourceClaim":
+            if change.time == self._restored[0] and change.key in self._restored[1]:
+                return
+            record = self.store.state.claims.get(change.key)
+            if change.type == "Deleted" or (record is not None and record.claim.status.allocation is None):
+                self._move()
+            return
+        if change.kind == "Node" and change.type in ("Added", "Deleted"):
+            self._node_epoch += 1
+        if change.type in ("Added", "Modified"):
+            self._move()
+
+    def _move(self) -> None:
+        if self.queue.unschedulable:
+            self.queue.move_all(self.engine.now())
+            self._kick()
+
+    def _forget_gang_member(self, key: str) -> None:
+        gang = self.gang_of.pop(key, None)
+        if gang is not None:
+            members = self.gangs.get(gang, [])
+            if key in members:
+                members.remove(key)
+            if not members:
+                self.gangs.pop(gang, None)
+
+    # ---- timers ----
+
+    def _kick(self) -> None:
+        if not self._cycle_due and (self.queue.active_count() or
+                                    (self.queue.pop_from_backoff and self.queue.next_backoff_end() is not None)):
+            self._cycle_due = True
+            self.engine.at(self.engine.now(), SCHEDULER, self._cycle)
+        self._arm_timers()
+
+    def _arm_timers(self) -> None:
+        end = self.queue.next_backoff_end()
+        if end is not None and (self._backoff_flush_at is None or end < self._backoff_flush_at):
+            # Upstream flushes backoffQ every second: the pod leaves at the first tick after its backoff.
+            tick = -(-end // BACKOFF_FLUSH_SECONDS) * BACKOFF_FLUSH_SECONDS
+            self._backoff_flush_at = tick
+            self.engine.at(tick, BOOKKEEPING, self._flush_backoff)
+        if self.queue.unschedulable and not self._leftover_flush_due:
+            self._leftover_flush_due = True
+            now = self.engine.now()
+            tick = (now // LEFTOVER_FLUSH_SECONDS + 1) * LEFTOVER_FLUSH_SECONDS
+            self.engine.at(tick, BOOKKEEPING, self._flush_leftover)
+
+    def _flush_backoff(self) -> None:
+        self._backoff_flush_at = None
+        self.queue.flush_backoff(self.engine.now())
+        self._kick()
+
+    def _flush_leftover(self) -> None:
+        self._leftover_flush_due = False
+        self.queue.flush_leftover(self.engine.now())
+        self._kick()
+
+    # ---- one cycle ----
+
+    def _cycle(self) -> None:
+        self._cycle_due = False
+        info = self.queue.pop(self.engine.now())
+        if info is not None:
+            gang = self.gang_of.get(info.key)
+            if gang is None:
+                self._schedule_alone(info)
+            else:
+                self._schedule_gang(info, gang)
+        self._kick()
+
+    def _schedule_alone(self, info: PodInfo) -> None:
+        attempt = self._attempt(info)
+        if attempt.scheduled:
+            self._scheduled(info.key)
+        else:
+            self._failed(info.key, attempt.message, attempt)
+
+    def _scheduled(self, key: str) -> None:
+        self.queue.delete(key)
+        self.messages.pop(key, None)
+        node = self.store.state.pods[key].pod.spec.node_name
+        self.store.note("Scheduled", "Pod", key, f"Successfully assigned {key} to {node}")
+
+    def _attempt(self, info: PodInfo) -> Attempt:
+        self.attempts += 1
+        record = self.store.state.pods.get(info.key)
+        pod_info = record.info if record is not None else info
+        return self.scheduler.schedule_one(pod_info)
+
+    def _failed(self, key: str, message: str, attempt: Attempt | None) -> None:
+        now = self.engine.now()
+        self.messages[key] = message
+        self.store.note("FailedScheduling", "Pod", key, message)
+        if attempt is not None:
+            _mark_unschedulable(self.store.state, attempt)
+        if key in self.queue.pods:
+            self.queue.failed(key, now)
+        for hook in self.on_unschedulable:
+            hook(key)
+
+    def _schedule_gang(self, first: PodInfo, gang: str) -> None:
+        members = [first.key] + [k for k in self.gangs.get(gang, []) if k != first.key and self.queue.take(k)]
+        state = self.store.state
+        snapshots = {key: self._snapshot(key) for key in members}
+        placed: list[str] = []
+        failed: Attempt | None = None
+        for key in members:
+            attempt = self._attempt(self.queue.pods[key].info)
+            if not attempt.scheduled:
+                failed = attempt
+                break
+            placed.append(key)
+        if failed is None:
+            for key in members:
+                self._scheduled(key)
+            return
+        for key in reversed(placed):
+            self._take_back(key, snapshots[key])
+        message = (f"gang {gang}: {len(placed)} of {len(members)} pods fit; waiting for all: "
+                   f"{failed.pod}: {failed.message}")
+        for key in members:
+            if key in state.pods:
+                self._failed(key, message, None)
+
+    def _snapshot(self, key: str) -> tuple[Raw, Pod, dict[str, Raw | None]]:
+        state = self.store.state
+        record = state.pods[key]
+        claims: dict[str, Raw | None] = {}
+        for claim_key in pod_claim_keys(record.pod):
+            claim = state.claims.get(claim_key)
+            claims[claim_key] = claim.raw if claim is not None else None
+        return record.raw, record.pod, claims
+
+    def _take_back(self, key: str, snapshot: tuple[Raw, Pod, dict[str, Raw | None]]) -> None:
+        """Undo a gang member's bind: off its node, its claims as they were (allocations released)."""
+        state = self.store.state
+        record = state.pods[key]
+        node = state.nodes.get(record.pod.spec.node_name) if record.pod.spec.node_name else None
+        if node is not None:
+            remove_pod(node, record.info)
+        raw, original, claims = snapshot
+        now = self.engine.now()
+        if self._restored[0] != now:
+            self._restored = (now, set())
+        self._restored[1].update(pod_claim_keys(record.pod))
+        for claim_key in pod_claim_keys(record.pod):
+            before = claims.get(claim_key)
+            if before is None and claim_key in state.claims:
+                state.delete_claim(claim_key)
+            elif before is not None:
+                state.update_claim(claim_key, before)
+        record.raw, record.pod, record.info.pod = raw, original, original
+        state.record("Modified", "Pod", key)

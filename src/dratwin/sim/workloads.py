@@ -1,0 +1,167 @@
+"""The workload controllers over time: arrivals create objects, Jobs create pods as earlier ones succeed.
+
+Pods come from the twin's own controllers (:func:`dratwin.cluster.workloads.expand_workloads`) and their
+claims from the resourceclaim controller (:func:`dratwin.twin.build.add_created_pods`). A Job's pods for
+all its completions are named when it arrives (so names do not depend on what happens later); the Job
+controller keeps ``parallelism`` of them active and creates the next one when one succeeds, as
+``job.manageJob`` does. A Job annotated ``dratwin.io/gang: "true"`` is a gang: the scheduler places its
+active pods together or not at all.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import random
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dratwin.api.codec import decode_as
+from dratwin.api.resource import ResourceClaimTemplate
+from dratwin.api.workloads import Job
+from dratwin.cluster.workloads import SIMULATION_EPOCH, expand_workloads
+from dratwin.scenario.model import Arrival
+from dratwin.scheduler.framework import PodInfo
+from dratwin.sim.engine import WORLD, Engine
+from dratwin.sim.store import Change, Store
+from dratwin.twin.build import add_created_pods
+
+Raw = dict[str, Any]
+GANG_ANNOTATION = "dratwin.io/gang"
+_EPOCH = datetime.datetime.fromisoformat(SIMULATION_EPOCH.replace("Z", "+00:00"))
+
+
+def timestamp(seconds: float) -> str:
+    """RFC 3339 time of a simulated moment (the run starts at the epoch the workload controllers use)."""
+    moment = _EPOCH + datetime.timedelta(seconds=int(seconds))
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class JobRun:
+    key: str  # namespace/name
+    parallelism: int
+    waiting: deque[Raw]  # pods not created yet, in index order
+    run_seconds: float | None
+    gang: bool
+    active: set[str] = field(default_factory=set)
+    succeeded: int = 0
+
+
+@dataclass
+class WorkloadController:
+    engine: Engine
+    store: Store
+    rng: random.Random
+    enqueue: Callable[[Sequence[PodInfo], str | None], None]  # new pending pods, with their gang
+    priority_classes: list[Raw] = field(default_factory=list)
+    run_seconds: dict[str, float | None] = field(default_factory=dict)  # by pod key
+    jobs: dict[str, JobRun] = field(default_factory=dict)
+    job_of: dict[str, str] = field(default_factory=dict)  # pod key -> Job key
+    notes: list[str] = field(default_factory=list)
+    rejections: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.store.subscribe("Pod", self._on_pod)
+
+    def schedule_arrivals(self, arrivals: Sequence[Arrival]) -> None:
+        for arrival in arrivals:
+            self.engine.at(arrival.at_seconds, WORLD, lambda a=arrival: self.arrive(a))  # type: ignore[misc]
+
+    def arrive(self, arrival: Arrival) -> None:
+        state = self.store.state
+        workloads: list[Raw] = []
+        for obj in arrival.objects:
+            if obj.kind == "ResourceClaimTemplate":
+                template = decode_as(obj.raw, ResourceClaimTemplate, obj.ref)
+                namespace = template.metadata.namespace or "default"
+                state.templates[f"{namespace}/{template.metadata.name}"] = template
+                state.record("Added", "ResourceClaimTemplate", f"{namespace}/{template.metadata.name}")
+            elif obj.kind == "ResourceClaim":
+                state.add_claim(obj.raw)
+            elif obj.kind == "PriorityClass":
+                self.priority_classes.append(obj.raw)
+            else:
+                workloads.append(obj.raw)
+        for raw in workloads:
+            if raw.get("kind") == "Job":
+                self._start_job(raw, arrival.run_seconds)
+            else:
+                self._create(self._expand([raw]), arrival.run_seconds, None)
+
+    def _expand(self, raws: list[Raw], *, notes: bool = True) -> list[Raw]:
+        expansion = expand_workloads([*self.priority_classes, *raws], self.rng,
+                                     creation_timestamp=timestamp(self.engine.now()))
+        if notes:
+            self.notes += [str(n) for n in expansion.notes]
+        self.rejections += [str(r) for r in expansion.rejections]
+        return list(expansion.pods)
+
+    def _start_job(self, raw: Raw, run_seconds: float | None) -> None:
+        meta = raw.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+        spec = decode_as(raw, Job, f"Job {key}").spec  # wrong types: the decode error names the field
+        parallelism = 1 if spec.parallelism is None else spec.parallelism
+        completions = spec.completions
+        every = copy.deepcopy(raw)
+        widened = completions is not None and completions > parallelism
+        if widened:
+            every["spec"]["parallelism"] = completions
+        pods = self._expand([every], notes=not widened)
+        if not pods:
+            return
+        if widened:
+            self.notes.append(f"Job {key}: {completions} completions, {parallelism} pod(s) at a time: the next pod "
+                              "is created when one succeeds")
+        gang = str((meta.get("annotations") or {}).get(GANG_ANNOTATION, "")).lower() == "true"
+        job = JobRun(key, max(parallelism, 0), deque(pods), run_seconds, gang)
+        self.jobs[key] = job
+        self._create_next(job)
+
+    def _create_next(self, job: JobRun) -> None:
+        batch: list[Raw] = []
+        while job.waiting and len(job.active) + len(batch) < job.parallelism:
+            pod = job.waiting.popleft()
+            pod["metadata"]["creationTimestamp"] = timestamp(self.engine.now())
+            batch.append(pod)
+        for pod in batch:
+            meta = pod["metadata"]
+            pod_key = f"{meta['namespace']}/{meta['name']}"
+            job.active.add(pod_key)
+            self.job_of[pod_key] = job.key
+        if batch:
+            self._create(batch, job.run_seconds, job.key if job.gang else None)
+
+    def _create(self, pods: list[Raw], run_seconds: float | None, gang: str | None) -> None:
+        for pod in pods:
+            meta = pod["metadata"]
+            owned_by_replica_set = any(o.get("kind") == "ReplicaSet" for o in meta.get("ownerReferences") or [])
+            # A Deployment's pods restart when they exit: they run until deleted.
+            self.run_seconds[f"{meta['namespace']}/{meta['name']}"] = None if owned_by_replica_set else run_seconds
+        created = add_created_pods(self.store.loaded, pods, self.rng)
+        if created:
+            self.enqueue(created, gang)
+
+    def _on_pod(self, change: Change) -> None:
+        if change.type != "Deleted" or change.pod is None:
+            return
+        job_key = self.job_of.pop(change.key, None)
+        self.run_seconds.pop(change.key, None)
+        job = self.jobs.get(job_key) if job_key else None
+        if job is None:
+            return
+        job.active.discard(change.key)
+        if (change.pod.raw.get("status") or {}).get("phase") == "Succeeded":
+            job.succeeded += 1
+        self._create_next(job)
+
+
+def pod_phase(raw: Raw) -> str:
+    return str((raw.get("status") or {}).get("phase") or "Pending")
+
+
+def with_phase(raw: Raw, phase: str) -> Raw:
+    return {**raw, "status": {**(raw.get("status") or {}), "phase": phase}}
+

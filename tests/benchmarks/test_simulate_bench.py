@@ -1,0 +1,37 @@
+"""The engine and simulate benchmarks run once on small inputs and report what they measure."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from dratwin.benchmarks import engine_bench, simulate_bench
+from dratwin.benchmarks.runner import resolve
+from dratwin.sim.run import simulate
+
+
+def test_engine_and_simulate_benchmarks_are_registered() -> None:
+    assert {"engine", "simulate"} <= set(resolve(None))
+
+
+def test_both_loops_run_the_same_number_of_events() -> None:
+    assert engine_bench.run_engine(5_000) == engine_bench.run_simpy(5_000) == 5_000 + engine_bench.TIMERS - 1
+
+
+def test_without_simpy_only_the_engine_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine_bench, "EVENTS", 2_000)
+    monkeypatch.setattr(engine_bench, "REPEATS", 1)
+    monkeypatch.setitem(sys.modules, "simpy", None)
+    results = engine_bench.run()
+    assert [r.name for r in results] == ["engine.heapq_us_per_event", "engine.simpy_us_per_event"]
+    assert "not installed" in results[1].detail
+
+
+def test_the_week_shape_has_its_fleet_and_jobs() -> None:
+    spec = simulate_bench.week_spec(nodes=4, jobs=30, until=86400.0)
+    kinds = [o.kind for o in spec.objects]
+    assert kinds.count("Node") == kinds.count("ResourceSlice") == 4
+    assert len(spec.arrivals) == 30 and all(a.run_seconds and a.run_seconds >= 600 for a in spec.arrivals)
+    result = simulate(spec).result
+    assert result.pods_created == 30 and result.pods_started > 0

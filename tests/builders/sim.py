@@ -1,0 +1,110 @@
+"""Scenarios for the simulation tests: manifests with arrival annotations, run with invariants checked.
+
+    sim = simulate_text(manifest(gpu_class(), node("n1"), gpu_slice("n1", 2), template("one"),
+                                 job("a", "one", at="10s", run_for="10m")), until="1h")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from tests.builders.manifests import claim_template, gpu_request
+
+from dratwin.api.loader import load_text
+from dratwin.catalog import load_catalog
+from dratwin.sim.kubelet import ColdStart, no_cold_start
+from dratwin.sim.quick_scenario import ARRIVE_AT, RUN_FOR, parse_duration, run_spec
+from dratwin.sim.run import SimOptions, Simulation, simulate
+from dratwin.sim.store import Change
+from dratwin.sim.workloads import GANG_ANNOTATION
+
+Raw = dict[str, Any]
+
+
+def template(name: str, gpus: int = 1) -> Raw:
+    return claim_template(name, gpu_request(count=gpus))
+
+
+def pod_template(claims: Mapping[str, tuple[str, str]]) -> Raw:
+    """A pod spec using claims: ``{"g": ("template", "one")}`` or ``{"g": ("claim", "shared")}``."""
+    references = [
+        {"name": name, "resourceClaimTemplateName": target} if how == "template"
+        else {"name": name, "resourceClaimName": target}
+        for name, (how, target) in claims.items()
+    ]
+    return {
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox",
+                            "resources": {"claims": [{"name": name} for name in claims]}}],
+            "resourceClaims": references,
+        }
+    }
+
+
+def _timed(meta: Raw, at: str | None, run_for: str | None, extra: Mapping[str, str] | None = None) -> Raw:
+    annotations = dict(extra or {})
+    if at is not None:
+        annotations[ARRIVE_AT] = at
+    if run_for is not None:
+        annotations[RUN_FOR] = run_for
+    if annotations:
+        meta["annotations"] = annotations
+    return meta
+
+
+def job(name: str, claim_template: str = "", *, at: str | None = None, run_for: str | None = "10m",
+        completions: int | None = None, parallelism: int | None = None, indexed: bool = False,
+        gang: bool = False, claims: Mapping[str, tuple[str, str]] | None = None) -> Raw:
+    spec: Raw = {"template": pod_template(claims or ({"g": ("template", claim_template)} if claim_template else {}))}
+    if completions is not None:
+        spec["completions"] = completions
+    if parallelism is not None:
+        spec["parallelism"] = parallelism
+    if indexed:
+        spec["completionMode"] = "Indexed"
+    meta = _timed({"name": name, "namespace": "default"}, at, run_for, {GANG_ANNOTATION: "true"} if gang else None)
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": spec}
+
+
+def bare_pod(name: str, claims: Mapping[str, tuple[str, str]], *, at: str | None = None,
+             run_for: str | None = "10m") -> Raw:
+    meta = _timed({"name": name, "namespace": "default"}, at, run_for)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, **pod_template(claims)}
+
+
+def simulate_text(text: str, *, until: str = "1h", seed: int = 0, check: bool = True,
+                  events: bool = True, launch_seconds: float = 60.0,
+                  cold_start: ColdStart = no_cold_start) -> Simulation:
+    spec = run_spec(load_text(text, "scenario.yaml"), name="scenario.yaml", seed=seed,
+                    until_seconds=parse_duration(until))
+    spec = dataclasses.replace(spec, default_node_launch_seconds=launch_seconds)
+    return simulate(spec, SimOptions(catalog=load_catalog(), check_invariants=check, keep_events=events,
+                                     cold_start=cold_start))
+
+
+def times(sim: Simulation, type_: str, kind: str, key_prefix: str = "") -> list[float]:
+    """When changes of one type and kind happened, for keys starting with ``key_prefix``."""
+    return [c.time for c in sim.events if c.type == type_ and c.kind == kind and c.key.startswith(key_prefix)]
+
+
+def changes(sim: Simulation, kind: str, key_prefix: str = "") -> list[Change]:
+    return [c for c in sim.events if c.kind == kind and c.key.startswith(key_prefix)]
+
+
+def bound_at(sim: Simulation, pod_prefix: str) -> list[float]:
+    """When pods whose key starts with ``pod_prefix`` were bound (their first Modified event with a node)."""
+    return [c.time for c in sim.events if c.kind == "Pod" and c.type == "Scheduled" and c.key.startswith(pod_prefix)]
+
+
+def deployment(name: str, claim_template: str, replicas: int, *, at: str | None = None,
+               run_for: str | None = None) -> Raw:
+    labels = {"app": name}
+    template = pod_template({"g": ("template", claim_template)})
+    template["spec"]["restartPolicy"] = "Always"
+    template["metadata"] = {"labels": labels}
+    meta = _timed({"name": name, "namespace": "default"}, at, run_for)
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template}}

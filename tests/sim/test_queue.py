@@ -1,0 +1,75 @@
+"""kube-scheduler's queue: backoff 1 s doubling to 10 s, the pool moved by events and after 5 minutes."""
+
+from __future__ import annotations
+
+import pytest
+from tests.builders.manifests import gpu_class, gpu_slice, manifest, node
+from tests.builders.scheduler import make_pod
+from tests.builders.sim import job, simulate_text, template, times
+
+from dratwin.scheduler.resources import make_pod_info
+from dratwin.sim.queue import SchedulingQueue
+
+
+def _queue(pop_from_backoff: bool = False) -> SchedulingQueue:
+    queue = SchedulingQueue(pop_from_backoff=pop_from_backoff)
+    queue.add(make_pod_info(make_pod("p"), 0))
+    return queue
+
+
+@pytest.mark.parametrize(
+    ("name", "failures", "moved_at", "back_in_active_at"),
+    [
+        ("first failure: 1 s", 1, 0.5, 1.0),
+        ("second failure: 2 s", 2, 0.5, 2.0),
+        ("fourth failure: 8 s", 4, 0.5, 8.0),
+        ("fifth failure: capped at 10 s", 5, 0.5, 10.0),
+        ("moved after its backoff: straight to activeQ", 1, 3.0, 3.0),
+    ],
+)
+def test_backoff_after_failures(name: str, failures: int, moved_at: float, back_in_active_at: float) -> None:
+    queue = _queue()
+    assert queue.pop(0.0) is not None
+    for _ in range(failures):  # each failed cycle counts one more attempt, the last one at time 0
+        queue.failed("default/p", 0.0)
+    queue.move_all(moved_at)
+    just_before = back_in_active_at - 0.001
+    if just_before >= moved_at:
+        queue.flush_backoff(just_before)
+        assert queue.pop(just_before) is None
+    queue.flush_backoff(back_in_active_at)
+    popped = queue.pop(back_in_active_at)
+    assert popped is not None and popped.key == "default/p"
+
+
+def test_without_an_event_the_pool_is_flushed_after_five_minutes() -> None:
+    queue = _queue()
+    queue.pop(0.0)
+    queue.failed("default/p", 0.0)
+    queue.flush_leftover(299.0)
+    assert queue.pop(299.0) is None
+    queue.flush_leftover(300.0)
+    assert queue.pop(300.0) is not None
+
+
+def test_pop_from_backoff_when_active_is_empty() -> None:
+    queue = _queue(pop_from_backoff=True)
+    queue.pop(0.0)
+    queue.failed("default/p", 0.0)
+    queue.move_all(0.2)  # still backing off: to backoffQ; activeQ is empty, so it is popped anyway
+    assert queue.pop(0.2) is not None
+
+
+def test_an_unschedulable_pod_is_retried_on_the_30s_tick_after_5_minutes_without_events() -> None:
+    text = manifest(gpu_class(), node("n1"), gpu_slice("n1", 1), template("two", 2), job("big", "two", at="20s"))
+    sim = simulate_text(text, until="12m")
+    # 20 s + 5 min = 320 s, seen by the check every 30 s at 330 s; then again 5 min after that
+    assert times(sim, "FailedScheduling", "Pod") == [20.0, 330.0, 630.0]
+
+
+def test_a_pod_waiting_for_devices_is_retried_when_they_are_freed() -> None:
+    text = manifest(gpu_class(), node("n1"), gpu_slice("n1", 1), template("one", 1),
+                    job("a", "one", run_for="100s"), job("b", "one", at="10s"))
+    sim = simulate_text(text, until="1h")
+    assert times(sim, "FailedScheduling", "Pod", "default/b-") == [10.0]
+    assert times(sim, "Scheduled", "Pod", "default/b-") == [100.0]
