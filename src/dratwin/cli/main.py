@@ -30,6 +30,7 @@ commands:
   plan       what Karpenter would launch for pending pods, what it costs, what it cannot provision
   cluster    generate the Nodes and ResourceSlices of real EC2 instance types (cluster generate)
   bench      run the benchmarks and print the figures
+  trace      import a GPU cluster trace as manifests, replay the FGD paper's placement protocol
 """
 
 
@@ -78,7 +79,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_registrars() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
-    from dratwin.cli import allocate_cmd, bench_cmd, cluster_cmd, explain_cmd, plan_cmd, schedule_cmd, validate_cmd
+    from dratwin.cli import (
+        allocate_cmd,
+        bench_cmd,
+        cluster_cmd,
+        explain_cmd,
+        plan_cmd,
+        schedule_cmd,
+        trace_cmd,
+        validate_cmd,
+    )
 
     return [
         validate_cmd.register,
@@ -88,6 +98,7 @@ def _command_registrars() -> list[Callable[[argparse._SubParsersAction[argparse.
         plan_cmd.register,
         cluster_cmd.register,
         bench_cmd.register,
+        trace_cmd.register,
     ]
 
 
