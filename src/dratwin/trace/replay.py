@@ -41,9 +41,10 @@ def tuned_arrivals(tasks: Sequence[Task], capacity_milli: int, seed: int, ratio:
     rng.shuffle(arrivals)
     target = ratio * capacity_milli
     total = sum(t.gpu_total_milli for t in arrivals)
-    while total > target and arrivals:
-        total -= arrivals.pop(rng.randrange(len(arrivals))).gpu_total_milli
-    if total < target and tasks:
+    if total > target:
+        while total > target and arrivals:
+            total -= arrivals.pop(rng.randrange(len(arrivals))).gpu_total_milli
+    elif total < target and tasks:
         while True:
             drawn = tasks[rng.randrange(len(tasks))]
             if total + drawn.gpu_milli > target:
