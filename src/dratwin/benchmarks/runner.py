@@ -31,6 +31,7 @@ BENCHMARK_MODULES: dict[str, str] = {
     "schema": "dratwin.benchmarks.schema_bench",
     "load": "dratwin.benchmarks.load_bench",
     "upstream": "dratwin.benchmarks.upstream_bench",
+    "trace": "dratwin.benchmarks.trace_bench",
 }
 
 DEFAULT_REPEATS = 7
