@@ -106,8 +106,9 @@ def test_replay_prints_each_policy_beside_the_published_mean(
     assert cell["difference"] == round(cell["mean"] - 10.0, 2)
     assert main(["trace", "replay", str(trace), "--policy", "fgd", "--policy", "bestfit", "--seeds", "42"]) == 0
     table = capsys.readouterr().out.splitlines()
-    assert table[0].split() == ["WORKLOAD", "POLICY", "SEEDS", "MEAN", "PUBLISHED", "DIFF"]
+    assert table[0].split() == ["WORKLOAD", "POLICY", "SEEDS", "MEAN", "PUBLISHED", "DIFF", "PER", "SEED"]
     assert [line.split()[1] for line in table[1:]] == ["fgd", "bestfit"]
+    assert all(line.split()[-1].startswith("42:") or line.split()[2] == "0" for line in table[1:])
 
 
 @pytest.mark.parametrize(

@@ -189,12 +189,12 @@ def _print_table(cells: list[Any], with_published: bool) -> None:
     head = f"{'WORKLOAD':<14}{'POLICY':<15}{'SEEDS':>6}{'MEAN':>8}"
     if with_published:
         head += f"{'PUBLISHED':>11}{'DIFF':>8}"
-    print(head)
+    print(head + "  PER SEED")
     for c in cells:
         line = f"{c.workload:<14}{c.policy:<15}{len(c.ours):>6}{_number(c.mean):>8}"
         if with_published:
             line += f"{_number(c.published_mean):>11}{_number(c.difference, signed=True):>8}"
-        print(line)
+        print(line + "  " + " ".join(f"{seed}:{value:.2f}" for seed, value in sorted(c.ours.items())))
 
 
 def _number(value: float | None, signed: bool = False) -> str:
