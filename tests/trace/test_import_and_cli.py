@@ -135,3 +135,11 @@ def test_parse_seeds(text: str, seeds: list[int]) -> None:
 def test_an_empty_seed_range_is_refused() -> None:
     with pytest.raises(InputError, match="no seed"):
         parse_seeds("51-42")
+
+
+@pytest.mark.parametrize("argv", [["trace", "--help"], ["trace", "import", "--help"], ["trace", "replay", "--help"]])
+def test_help_teaches(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 0
+    assert "examples:" in capsys.readouterr().out or argv == ["trace", "--help"]

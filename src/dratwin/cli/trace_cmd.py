@@ -85,7 +85,7 @@ def _register_import(subcommands: argparse._SubParsersAction[argparse.ArgumentPa
 def _register_replay(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subcommands.add_parser(
         "replay",
-        help="replay the FGD paper's protocol: unallocated GPU % per policy, seed and workload",
+        help="replay the FGD paper's protocol: unallocated GPU %% per policy, seed and workload",
         description="Replay a trace with the FGD paper's protocol and print the unallocated GPU % at 100% arrival.",
         epilog=REPLAY_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
