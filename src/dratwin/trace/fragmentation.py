@@ -29,7 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-MILLI = 1000  # one whole GPU
+from dratwin.trace.alibaba import MILLI
+
 POPULARITY_THRESHOLD_PCT = 95  # the paper's artifact: the top classes covering 95% of the tasks
 
 IntArray = npt.NDArray[np.int64]
