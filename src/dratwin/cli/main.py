@@ -35,6 +35,7 @@ commands:
   simulate   run the cluster through time: GPU-hours allocated and idle, waiting, cost
   cluster    generate the Nodes and ResourceSlices of real EC2 instance types (cluster generate)
   bench      run the benchmarks and print the figures
+  trace      import a GPU cluster trace as manifests, replay the FGD paper's placement protocol
 """
 
 
@@ -84,6 +85,7 @@ COMMAND_MODULES = {
     "plan": "plan_cmd",
     "simulate": "simulate_cmd",
     "cluster": "cluster_cmd",
+    "trace": "trace_cmd",
     "bench": "bench_cmd",
 }
 

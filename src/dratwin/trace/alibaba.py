@@ -23,6 +23,8 @@ from typing import TypeVar
 
 from dratwin.errors import InputError
 
+MILLI = 1000  # gpu_milli of a whole GPU
+
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
 POD_OPTIONAL_COLUMNS = ("gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time")
@@ -60,7 +62,7 @@ class AlibabaPod:
     @property
     def is_gpu_sharing(self) -> bool:
         """A pod that asks for a fraction of one GPU."""
-        return self.num_gpu == 1 and 0 < self.gpu_milli < 1000
+        return self.num_gpu == 1 and 0 < self.gpu_milli < MILLI
 
 
 def read_nodes(path: str | Path) -> list[AlibabaNode]:
