@@ -57,8 +57,16 @@ def _timed(meta: Raw, at: str | None, run_for: str | None, extra: Mapping[str, s
 
 def job(name: str, claim_template: str = "", *, at: str | None = None, run_for: str | None = "10m",
         completions: int | None = None, parallelism: int | None = None, indexed: bool = False,
-        gang: bool = False, claims: Mapping[str, tuple[str, str]] | None = None) -> Raw:
+        gang: bool = False, claims: Mapping[str, tuple[str, str]] | None = None, cpu: str = "",
+        priority_class: str = "", backoff_limit: int | None = None) -> Raw:
     spec: Raw = {"template": pod_template(claims or ({"g": ("template", claim_template)} if claim_template else {}))}
+    pod_spec = spec["template"]["spec"]
+    if cpu:
+        pod_spec["containers"][0]["resources"]["requests"] = {"cpu": cpu}
+    if priority_class:
+        pod_spec["priorityClassName"] = priority_class
+    if backoff_limit is not None:
+        spec["backoffLimit"] = backoff_limit
     if completions is not None:
         spec["completions"] = completions
     if parallelism is not None:
