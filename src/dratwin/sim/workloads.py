@@ -60,7 +60,7 @@ class JobRun:
     created_as: dict[str, Raw] = field(default_factory=dict)  # active pod key -> the pod as it was created
 
     def failure_backoff(self) -> float:
-        return min(FAILURE_BACKOFF_SECONDS * 2 ** max(self.failed - 1, 0), MAX_FAILURE_BACKOFF_SECONDS)
+        return float(min(FAILURE_BACKOFF_SECONDS * 2 ** max(self.failed - 1, 0), MAX_FAILURE_BACKOFF_SECONDS))
 
 
 @dataclass
