@@ -14,7 +14,7 @@ from tests.builders.manifests import claim_template, gpu_request
 
 from dratwin.api.loader import load_text
 from dratwin.catalog import load_catalog
-from dratwin.sim.kubelet import ColdStart, no_cold_start
+from dratwin.sim.kubelet import ColdStart
 from dratwin.sim.quick_scenario import ARRIVE_AT, RUN_FOR, parse_duration, run_spec
 from dratwin.sim.run import SimOptions, Simulation, simulate
 from dratwin.sim.store import Change
@@ -85,12 +85,12 @@ def bare_pod(name: str, claims: Mapping[str, tuple[str, str]], *, at: str | None
 
 def simulate_text(text: str, *, until: str = "1h", seed: int = 0, check: bool = True,
                   events: bool = True, launch_seconds: float = 60.0,
-                  cold_start: ColdStart = no_cold_start) -> Simulation:
+                  cold_start: ColdStart | None = None, keda_on_rate: bool = False) -> Simulation:
     spec = run_spec(load_text(text, "scenario.yaml"), name="scenario.yaml", seed=seed,
                     until_seconds=parse_duration(until))
     spec = dataclasses.replace(spec, default_node_launch_seconds=launch_seconds)
     return simulate(spec, SimOptions(catalog=load_catalog(), check_invariants=check, keep_events=events,
-                                     cold_start=cold_start))
+                                     cold_start=cold_start, keda_activation_on_request_rate=keda_on_rate))
 
 
 def times(sim: Simulation, type_: str, kind: str, key_prefix: str = "") -> list[float]:

@@ -75,6 +75,9 @@ class WorkloadController:
     job_of: dict[str, str] = field(default_factory=dict)  # pod key -> Job key
     notes: list[str] = field(default_factory=list)
     rejections: list[str] = field(default_factory=list)
+    on_deployment: list[Callable[[Raw], None]] = field(default_factory=list)  # a Deployment arrived
+    # Asked before pods are created: when the workload's pods may be (the LADF model cache); None: now.
+    creatable_at: Callable[[str, float], float] | None = None
 
     def __post_init__(self) -> None:
         self.store.subscribe("Pod", self._on_pod)
@@ -102,9 +105,12 @@ class WorkloadController:
             if raw.get("kind") == "Job":
                 self._start_job(raw, arrival.run_seconds)
             else:
-                self._create(self._expand([raw]), arrival.run_seconds, None)
+                if raw.get("kind") == "Deployment":
+                    for hook in self.on_deployment:
+                        hook(raw)
+                self.create(self.expand([raw]), arrival.run_seconds, None)
 
-    def _expand(self, raws: list[Raw], *, notes: bool = True) -> list[Raw]:
+    def expand(self, raws: list[Raw], *, notes: bool = True) -> list[Raw]:
         expansion = expand_workloads([*self.priority_classes, *raws], self.rng,
                                      creation_timestamp=timestamp(self.engine.now()))
         if notes:
@@ -122,7 +128,7 @@ class WorkloadController:
         widened = completions is not None and completions > parallelism
         if widened:
             every["spec"]["parallelism"] = completions
-        pods = self._expand([every], notes=not widened)
+        pods = self.expand([every], notes=not widened)
         if not pods:
             return
         if widened:
@@ -138,7 +144,6 @@ class WorkloadController:
         batch: list[Raw] = []
         while not job.backoff_limit_exceeded and job.waiting and len(job.active) + len(batch) < job.parallelism:
             pod = job.waiting.popleft()
-            pod["metadata"]["creationTimestamp"] = timestamp(self.engine.now())
             batch.append(pod)
         for pod in batch:
             meta = pod["metadata"]
@@ -147,9 +152,22 @@ class WorkloadController:
             job.created_as[pod_key] = copy.deepcopy(pod)
             self.job_of[pod_key] = job.key
         if batch:
-            self._create(batch, job.run_seconds, job.key if job.gang else None)
+            self.create(batch, job.run_seconds, job.key if job.gang else None)
 
-    def _create(self, pods: list[Raw], run_seconds: float | None, gang: str | None) -> None:
+    def create(self, pods: list[Raw], run_seconds: float | None, gang: str | None) -> None:
+        """Create controller pods now, or when their workload's model is in the cluster cache (LADF)."""
+        if self.creatable_at is not None and pods:
+            now = self.engine.now()
+            when = max(self.creatable_at(workload_of(pod), now) for pod in pods)
+            if when > now:
+                self.engine.at(when, WORLD, lambda: self._create_now(pods, run_seconds, gang))
+                return
+        self._create_now(pods, run_seconds, gang)
+
+    def _create_now(self, pods: list[Raw], run_seconds: float | None, gang: str | None) -> None:
+        now = timestamp(self.engine.now())
+        for pod in pods:
+            pod["metadata"]["creationTimestamp"] = now
         for pod in pods:
             meta = pod["metadata"]
             owned_by_replica_set = any(o.get("kind") == "ReplicaSet" for o in meta.get("ownerReferences") or [])
@@ -196,6 +214,20 @@ class WorkloadController:
         meta["name"], meta["uid"] = name, object_uid("v1", "Pod", namespace, name)
         fresh["status"] = {"phase": "Pending"}
         return fresh
+
+
+def workload_of(raw: Raw) -> str:
+    """``namespace/name`` of the workload a pod belongs to: its Job, the Deployment of its ReplicaSet (the
+    ReplicaSet's name less its pod-template-hash), its StatefulSet, or the pod itself."""
+    meta = raw.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    for owner in meta.get("ownerReferences") or []:
+        if owner.get("controller", True):
+            name = str(owner.get("name") or "")
+            if owner.get("kind") == "ReplicaSet" and "-" in name:
+                name = name.rsplit("-", 1)[0]
+            return f"{namespace}/{name}"
+    return f"{namespace}/{meta.get('name') or ''}"
 
 
 def pod_phase(raw: Raw) -> str:
