@@ -112,14 +112,15 @@ class ServiceController:
             self._running_at[change.key] = change.time
 
     def _on_slice(self, change: Change) -> None:
+        self._account(change.time)
         self._index = None
         self._dirty = True
 
     # ---- requests, between changes ----
 
     def _account(self, now: float) -> None:
-        if now > self._since:  # with the replicas as they were since the last change
-            for totals in self.model.interval(self._since, now, self._replicas):
+        if now > self._since:  # with the replicas as they are since the last change
+            for totals in self.model.interval(self._since, now, self.current()):
                 outcome = self.services[totals.service].outcome
                 outcome.requests += totals.offered
                 outcome.served += totals.served
