@@ -42,8 +42,11 @@ class _Service:
     outcome: ServiceOutcome
     hpa: HorizontalPodAutoscaler | None = None
     keda: KedaAutoscaler | None = None
-    util: list[float] = field(default_factory=list)  # DCGM_FI_DEV_GPU_UTIL of the ready replicas, per sync
-    cpu: list[float] = field(default_factory=list)
+    # Sums and counts over the syncs' ready replicas: DCGM_FI_DEV_GPU_UTIL (those that show it), CPU %.
+    util_sum: float = 0.0
+    util_count: int = 0
+    cpu_sum: float = 0.0
+    cpu_count: int = 0
 
     @property
     def key(self) -> str:
@@ -63,6 +66,7 @@ class ServiceController:
     _running_at: dict[str, float] = field(default_factory=dict)
     _replicas: tuple[Replica, ...] = ()
     _nodes: dict[str, str] = field(default_factory=dict)  # pod -> node
+    _devices: dict[str, str] = field(default_factory=dict)  # pod -> its (first) device's name
     _dirty: bool = True
     _since: float = 0.0
     _index: DeviceIndex | None = None
@@ -143,6 +147,7 @@ class ServiceController:
                     self._nodes[pod] = record.pod.spec.node_name
                     placements.append(Placement(pod, key, record.pod.spec.node_name, devices_of(state, record), ready))
             self._replicas = replicas(placements, self._index)
+            self._devices = {r.name: r.device for r in self._replicas}
             self._dirty = False
             self._snapshot = None
         return self._replicas
@@ -230,16 +235,18 @@ class ServiceController:
         if not outcome.replicas_over_time or (outcome.replicas_over_time[-1].replicas,
                                               outcome.replicas_over_time[-1].ready) != (count.replicas, count.ready):
             outcome.replicas_over_time.append(count)
-        devices = {r.name: r.device for r in self._replicas}
+        devices, nodes, samples = self._devices, self._nodes, outcome.utilization
         for load in mine:
-            if load.dcgm_gpu_util is not None:
-                service.util.append(load.dcgm_gpu_util)
-            service.cpu.append(load.cpu_percent)
+            util = load.dcgm_gpu_util
+            if util is not None:
+                service.util_sum += util
+                service.util_count += 1
+            service.cpu_sum += load.cpu_percent
+            service.cpu_count += 1
             if self.keep_utilization:
-                outcome.utilization.append(UtilizationSample(
-                    now, self._nodes.get(load.replica, ""), devices.get(load.replica, ""), load.replica,
-                    None if load.dcgm_gpu_util is None else rounded(load.dcgm_gpu_util), rounded(load.dcgm_sm_active),
-                    rounded(load.dcgm_tensor_active), rounded(load.dcgm_fb_used_mib)))
+                pod = load.replica
+                samples.append(UtilizationSample(now, nodes.get(pod, ""), devices.get(pod, ""), pod, util,
+                                                 load.dcgm_sm_active, load.dcgm_tensor_active, load.dcgm_fb_used_mib))
 
     def finish(self, until: float) -> list[ServiceOutcome]:
         self._account(until)
@@ -248,8 +255,8 @@ class ServiceController:
             outcome = service.outcome
             outcome.requests, outcome.served = rounded(outcome.requests), rounded(outcome.served)
             outcome.slo_misses = rounded(outcome.requests - outcome.served)
-            outcome.mean_gpu_util = rounded(sum(service.util) / len(service.util)) if service.util else None
-            outcome.mean_cpu_percent = rounded(sum(service.cpu) / len(service.cpu)) if service.cpu else None
+            outcome.mean_gpu_util = rounded(service.util_sum / service.util_count) if service.util_count else None
+            outcome.mean_cpu_percent = rounded(service.cpu_sum / service.cpu_count) if service.cpu_count else None
             result.append(outcome)
         return result
 
