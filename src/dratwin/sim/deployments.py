@@ -32,6 +32,7 @@ class Deployment:
     replicas: int
     pods: dict[str, float] = field(default_factory=dict)  # pod key -> created at, in creation order
     ready_at: dict[str, float] = field(default_factory=dict)
+    creating: int = 0  # pods asked for and not created yet (LADF: waiting for the model cache)
 
 
 @dataclass
@@ -86,6 +87,7 @@ class DeploymentController:
             return
         if change.type == "Added":
             deployment.pods[change.key] = change.time
+            deployment.creating = max(deployment.creating - 1, 0)
         if change.key not in deployment.ready_at and is_ready(record.raw):
             deployment.ready_at[change.key] = change.time
 
@@ -97,7 +99,7 @@ class DeploymentController:
     def _reconcile(self, key: str) -> None:
         self._due.discard(key)
         deployment = self.deployments[key]
-        missing = deployment.replicas - len(deployment.pods)
+        missing = deployment.replicas - len(deployment.pods) - deployment.creating
         if missing > 0:
             self._create(deployment, missing)
         elif missing < 0:
@@ -110,6 +112,7 @@ class DeploymentController:
         taken = self.store.state.pods
         pods = [p for p in self.workloads.expand([raw], notes=False)
                 if f"{p['metadata']['namespace']}/{p['metadata']['name']}" not in taken]
+        deployment.creating += len(pods)
         self.workloads.create(pods, None, None)
 
     def _to_delete(self, deployment: Deployment, count: int) -> Sequence[str]:

@@ -107,6 +107,7 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
         result.notes += provisioner.notes
     if services is not None:
         result.services = services.finish(spec.until_seconds)
+        result.notes += services.notes
     if starts is not None:
         result.cold_start = starts.summary()
     return Simulation(result, store, store.log, checker.checks)

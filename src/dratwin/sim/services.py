@@ -63,6 +63,7 @@ class ServiceController:
     keep_utilization: bool = True
     model: ServingModel = field(init=False)
     services: dict[str, _Service] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
     _running_at: dict[str, float] = field(default_factory=dict)
     _replicas: tuple[Replica, ...] = ()
     _nodes: dict[str, str] = field(default_factory=dict)  # pod -> node
@@ -252,6 +253,9 @@ class ServiceController:
         self._account(until)
         result = []
         for service in self.services.values():
+            if service.key not in self.deployments.deployments:
+                self.notes.append(f"service {service.key}: no Deployment of that name arrived; all its requests "
+                                  "are counted as missed (check the service's deployment name)")
             outcome = service.outcome
             outcome.requests, outcome.served = rounded(outcome.requests), rounded(outcome.served)
             outcome.slo_misses = rounded(outcome.requests - outcome.served)
