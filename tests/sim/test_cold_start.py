@@ -69,3 +69,15 @@ def test_ladf_creates_pods_when_their_model_is_cached(name: str, cluster_cache: 
     assert times(sim, "Added", "Pod", "default/a-") == created
     summary = sim.result.cold_start
     assert summary is not None and summary.weights_seconds.max == weights
+
+
+def test_a_parallel_pull_on_the_node_delays_the_pod_already_pulling() -> None:
+    # a pulls 2 GB alone for 2 s (0.4 GB), then shares the node's 0.2 GB/s with b's 1 GB image: b is done at
+    # 12 s (1 GB at 0.1 GB/s), a has 0.6 GB left at the full rate: 15 s instead of the 10 s first answered.
+    other = job("b", "one", at="2s", run_for="10m")
+    other["spec"]["template"]["spec"]["containers"][0]["image"] = "other"
+    text = manifest(*CLUSTER, job("a", "one", run_for="10m"), other)
+    sim = simulate_text(text, until="1h", cold_start_spec=cold(image_bytes={"busybox": 2 * GB, "other": 1 * GB}))
+    started = {c.key.split("-")[0]: c.time for c in sim.events if c.type == "Started"}
+    assert started == {"default/a": pytest.approx(15.0), "default/b": pytest.approx(12.0)}
+    assert times(sim, "Deleted", "Pod", "default/a-") == [pytest.approx(615.0)]
