@@ -7,14 +7,15 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tests.builders.manifests import claim_template, gpu_request
+from tests.builders.manifests import GPU_DRIVER, claim_template, gpu_request
 
 from dratwin.api.loader import load_text
 from dratwin.catalog import load_catalog
-from dratwin.sim.kubelet import ColdStart, no_cold_start
+from dratwin.scenario.model import AutoscalerSpec, ColdStartSpec, RatePoint, ServiceSpec
+from dratwin.sim.kubelet import ColdStart
 from dratwin.sim.quick_scenario import ARRIVE_AT, RUN_FOR, parse_duration, run_spec
 from dratwin.sim.run import SimOptions, Simulation, simulate
 from dratwin.sim.store import Change
@@ -57,8 +58,16 @@ def _timed(meta: Raw, at: str | None, run_for: str | None, extra: Mapping[str, s
 
 def job(name: str, claim_template: str = "", *, at: str | None = None, run_for: str | None = "10m",
         completions: int | None = None, parallelism: int | None = None, indexed: bool = False,
-        gang: bool = False, claims: Mapping[str, tuple[str, str]] | None = None) -> Raw:
+        gang: bool = False, claims: Mapping[str, tuple[str, str]] | None = None, cpu: str = "",
+        priority_class: str = "", backoff_limit: int | None = None) -> Raw:
     spec: Raw = {"template": pod_template(claims or ({"g": ("template", claim_template)} if claim_template else {}))}
+    pod_spec = spec["template"]["spec"]
+    if cpu:
+        pod_spec["containers"][0]["resources"]["requests"] = {"cpu": cpu}
+    if priority_class:
+        pod_spec["priorityClassName"] = priority_class
+    if backoff_limit is not None:
+        spec["backoffLimit"] = backoff_limit
     if completions is not None:
         spec["completions"] = completions
     if parallelism is not None:
@@ -77,12 +86,14 @@ def bare_pod(name: str, claims: Mapping[str, tuple[str, str]], *, at: str | None
 
 def simulate_text(text: str, *, until: str = "1h", seed: int = 0, check: bool = True,
                   events: bool = True, launch_seconds: float = 60.0,
-                  cold_start: ColdStart = no_cold_start) -> Simulation:
+                  cold_start: ColdStart | None = None, keda_on_rate: bool = False,
+                  services: Sequence[ServiceSpec] = (), cold_start_spec: ColdStartSpec | None = None) -> Simulation:
     spec = run_spec(load_text(text, "scenario.yaml"), name="scenario.yaml", seed=seed,
                     until_seconds=parse_duration(until))
-    spec = dataclasses.replace(spec, default_node_launch_seconds=launch_seconds)
+    spec = dataclasses.replace(spec, default_node_launch_seconds=launch_seconds, services=tuple(services),
+                               cold_start=cold_start_spec or ColdStartSpec())
     return simulate(spec, SimOptions(catalog=load_catalog(), check_invariants=check, keep_events=events,
-                                     cold_start=cold_start))
+                                     cold_start=cold_start, keda_activation_on_request_rate=keda_on_rate))
 
 
 def times(sim: Simulation, type_: str, kind: str, key_prefix: str = "") -> list[float]:
@@ -108,3 +119,26 @@ def deployment(name: str, claim_template: str, replicas: int, *, at: str | None 
     meta = _timed({"name": name, "namespace": "default"}, at, run_for)
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
             "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template}}
+
+
+def inference(name: str = "svc", *points: tuple[float, float], per_gpu: float = 10.0,
+              autoscaler: AutoscalerSpec | None = None) -> ServiceSpec:
+    """The service of Deployment default/``name``: its rate curve as (seconds, requests per second)."""
+    return ServiceSpec(f"default/{name}", tuple(RatePoint(t, r) for t, r in points), per_gpu, autoscaler)
+
+
+def shared_deployment(name: str, claim: str, replicas: int) -> Raw:
+    """A Deployment whose pods all use one ResourceClaim: they share its device (time-slicing)."""
+    raw = deployment(name, "", replicas)
+    raw["spec"]["template"]["spec"] = pod_template({"g": ("claim", claim)})["spec"]
+    raw["spec"]["template"]["spec"]["restartPolicy"] = "Always"
+    return raw
+
+
+def mig_slice(node_name: str, profile: str, count: int, *, driver: str = GPU_DRIVER) -> Raw:
+    """A node's ResourceSlice of ``count`` MIG partitions of one profile (``type: mig``)."""
+    devices = [{"name": f"mig-{i}", "attributes": {"type": {"string": "mig"}, "profile": {"string": profile}},
+                "capacity": {"memory": {"value": "40Gi"}}} for i in range(count)]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node_name}-mig"},
+            "spec": {"driver": driver, "nodeName": node_name,
+                     "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1}, "devices": devices}}

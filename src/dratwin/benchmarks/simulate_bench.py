@@ -5,10 +5,16 @@ gpu.nvidia.com). The workload: 10,000 Jobs arriving at random (seeded) over the 
 claim from a template of 1, 2, 4 or 8 GPUs (40/30/20/10 %), running 10 minutes to 12 hours (log-uniform).
 The figure is the wall time of :func:`dratwin.sim.run.simulate` (loading the cluster, every controller,
 the bookkeeping), building the objects is not timed; its CPU time and events/s beside it. Target: < 30 s.
+
+The second run adds an autoscaled inference service to the same week: Deployment ml/serve (one GPU per
+replica) under a daily request curve (50 to 400 requests/s, 10 per GPU), an HPA on DCGM_FI_DEV_GPU_UTIL
+(target 60 %, 2 to 60 replicas, synced every 15 s), and cold starts (a 10 GB image at 1.25 GB/s per node,
+16 GB of weights from object storage at 1.25 GB/s, 16 GB/s into the GPU, 60 s warm-up).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import time
@@ -17,7 +23,7 @@ from typing import Any
 from dratwin.api.loader import LoadedObject, SourceLocation
 from dratwin.benchmarks import BenchResult
 from dratwin.catalog import load_catalog
-from dratwin.scenario.model import Arrival, RunSpec
+from dratwin.scenario.model import Arrival, AutoscalerSpec, ColdStartSpec, RatePoint, RunSpec, ServiceSpec
 from dratwin.sim.run import SimOptions, simulate
 
 NODES = 1_000
@@ -88,7 +94,57 @@ def week_spec(seed: int = 1, nodes: int = NODES, jobs: int = JOBS, until: float 
                    objects=tuple(objects), arrivals=tuple(arrivals))
 
 
+def _serving_deployment() -> Raw:
+    labels = {"app": "serve"}
+    pod = {"restartPolicy": "Always",
+           "containers": [{"name": "vllm", "image": "vllm:1", "resources": {
+               "requests": {"cpu": "8", "memory": "64Gi"}, "claims": [{"name": "gpu"}]}}],
+           "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpus-1"}]}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "serve", "namespace": "ml"},
+            "spec": {"replicas": 2, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": pod}}}
+
+
+def with_service(spec: RunSpec) -> RunSpec:
+    """The week with the inference service ml/serve, its HPA and cold starts (see the module docstring)."""
+    hours = int(spec.until_seconds // 3600)
+    rate = tuple(RatePoint(h * 3600.0, round(50 + 350 * (0.5 - 0.5 * math.cos(2 * math.pi * h / 24)), 3))
+                 for h in range(hours + 1))
+    scaler = AutoscalerSpec("hpa", "DCGM_FI_DEV_GPU_UTIL", 60.0, 2, 60)
+    gb = 10**9
+    cold = ColdStartSpec(image_bytes={"vllm:1": 10 * gb}, default_image_bytes=2 * gb,
+                         node_image_bandwidth=1.25 * gb, model_bytes={"ml/serve": 16 * gb},
+                         object_storage_bandwidth=1.25 * gb, gpu_load_bandwidth=16 * gb, warm_up_seconds=60.0)
+    arrivals = (Arrival(0.0, (_obj(_serving_deployment()),)), *spec.arrivals)
+    return dataclasses.replace(spec, scenario="week-10k-jobs-and-a-service-1k-nodes", arrivals=arrivals,
+                               services=(ServiceSpec("ml/serve", rate, 10.0, scaler),), cold_start=cold)
+
+
 def run() -> list[BenchResult]:
+    return [*_jobs_only(), *_jobs_and_service()]
+
+
+def _jobs_and_service() -> list[BenchResult]:
+    spec = with_service(week_spec())
+    started, cpu_started = time.perf_counter(), time.process_time()
+    simulation = simulate(spec, SimOptions(catalog=load_catalog()))
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    result = simulation.result
+    service = result.services[0]
+    peak = max((c.replicas for c in service.replicas_over_time), default=0)
+    detail = (f"the week above and ml/serve (HPA on GPU util); {result.events} events, {len(service.scale_events)} "
+              f"scale events, peak {peak} replicas, {service.requests:.0f} requests, {service.slo_misses:.0f} "
+              f"missed, mean GPU util {service.mean_gpu_util or 0:.0f} %")
+    return [
+        BenchResult("simulate.week_10k_jobs_and_service_1k_nodes", elapsed, "s", target=TARGET_S, detail=detail),
+        BenchResult("simulate.week_10k_jobs_and_service_1k_nodes.cpu", cpu, "s", target=TARGET_S,
+                    detail="the same run's CPU time"),
+        BenchResult("simulate.with_service.events_per_s", result.events / elapsed, "events/s",
+                    higher_is_better=True, detail="events of the run above over its wall time"),
+    ]
+
+
+def _jobs_only() -> list[BenchResult]:
     spec = week_spec()
     catalog = load_catalog()
     started, cpu_started = time.perf_counter(), time.process_time()

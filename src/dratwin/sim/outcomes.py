@@ -68,6 +68,66 @@ class NodeCost:
     usd: float
 
 
+@dataclass(frozen=True)
+class ColdStartSummary:
+    """The cold starts of a run's pods, step by step (bound → Ready is ``total_seconds``)."""
+
+    pods: int = 0
+    image_pull_seconds: Distribution = field(default_factory=Distribution)  # bound -> containers running
+    weights_seconds: Distribution = field(default_factory=Distribution)
+    gpu_load_seconds: Distribution = field(default_factory=Distribution)
+    warm_up_seconds: Distribution = field(default_factory=Distribution)
+    total_seconds: Distribution = field(default_factory=Distribution)
+    image_cache_hits: int = 0  # pods whose image was on their node (or being pulled there) already
+
+
+@dataclass(frozen=True)
+class ReplicaCount:
+    at_seconds: float
+    replicas: int  # the Deployment's spec.replicas
+    ready: int
+
+
+@dataclass(frozen=True)
+class ScaleEvent:
+    at_seconds: float
+    from_replicas: int
+    to_replicas: int
+    reason: str  # the autoscaler's rule (MetricRatio, ScaledToZero...)
+
+
+@dataclass(frozen=True)
+class UtilizationSample:
+    """What the DCGM exporter shows for one pod on one device at one autoscaler sync."""
+
+    at_seconds: float
+    node: str
+    device: str  # driver/pool/device
+    pod: str
+    gpu_util: float | None  # DCGM_FI_DEV_GPU_UTIL; None on a MIG slice
+    sm_active: float
+    tensor_active: float
+    fb_used_mib: float
+
+
+@dataclass
+class ServiceOutcome:
+    """One inference service over the run: requests offered, served and missed (beyond capacity), its
+    replicas over time and what its autoscaler did."""
+
+    deployment: str
+    autoscaler: str  # hpa, keda or none
+    metric: str
+    requests: float = 0.0
+    served: float = 0.0
+    slo_misses: float = 0.0
+    mean_gpu_util: float | None = None  # over the syncs' ready replicas that show it
+    mean_cpu_percent: float | None = None
+    replicas_over_time: list[ReplicaCount] = field(default_factory=list)
+    scale_events: list[ScaleEvent] = field(default_factory=list)
+    utilization: list[UtilizationSample] = field(default_factory=list)
+
+
 @dataclass
 class RunResult:
     scenario: str
@@ -91,6 +151,8 @@ class RunResult:
     cost_usd: float = 0.0
     cost_by_instance_type: list[NodeCost] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    services: list[ServiceOutcome] = field(default_factory=list)
+    cold_start: ColdStartSummary | None = None  # None: the run has no cold start model
 
 
 def _round(value: float) -> float:

@@ -21,12 +21,15 @@ from dratwin.scenario.model import ColdStartSpec, RunSpec
 from dratwin.scheduler.plugins.node_resources import ScoringStrategy
 from dratwin.sim.accounting import Accountant
 from dratwin.sim.clock import VirtualClock
+from dratwin.sim.coldstart import ColdStarts
+from dratwin.sim.deployments import DeploymentController
 from dratwin.sim.engine import Engine
 from dratwin.sim.invariants import InvariantChecker
 from dratwin.sim.kubelet import ClaimController, ColdStart, Kubelet, no_cold_start
 from dratwin.sim.outcomes import NeverPlaced, RunResult, rounded
 from dratwin.sim.provisioner import ProvisionerController
 from dratwin.sim.scheduling import SchedulingController
+from dratwin.sim.services import ServiceController
 from dratwin.sim.store import Change, Store
 from dratwin.sim.workloads import WorkloadController
 from dratwin.twin.build import load_cluster
@@ -39,7 +42,8 @@ NOT_TRIED = "not tried by the scheduler yet when the run ended"
 class SimOptions:
     gates: str = ""
     catalog: Catalog | None = None
-    cold_start: ColdStart = no_cold_start
+    cold_start: ColdStart | None = None  # None: the scenario's cold start model (none when it has no sizes)
+    keda_activation_on_request_rate: bool = False  # an option beside upstream (see sim/services.py)
     check_invariants: bool = False  # after every event (slow: for tests)
     keep_events: bool = False
     progress: Callable[[float, int], None] | None = None
@@ -66,8 +70,20 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     classes = [o.raw for o in spec.objects if o.kind == "PriorityClass"]
     workloads = WorkloadController(engine, store, random.Random(f"workloads/{spec.seed}"), scheduling.enqueue,
                                    classes)
-    Kubelet(engine, store, lambda key: workloads.run_seconds.get(key), options.cold_start)
+    deployments = DeploymentController(engine, store, workloads)
+    for obj in spec.objects:
+        if obj.kind == "Deployment":
+            deployments.adopt(obj.raw)
+    starts = ColdStarts.from_spec(spec.cold_start, store) if options.cold_start is None and \
+        spec.cold_start != ColdStartSpec() else None
+    kubelet = Kubelet(engine, store, lambda key: workloads.run_seconds.get(key),
+                      options.cold_start or starts or no_cold_start, starts.ready_after if starts else None)
+    if starts is not None:
+        starts.revised = kubelet.revise
+        workloads.creatable_at = starts.creatable_at
     ClaimController(store)
+    services = ServiceController(engine, store, deployments, spec.services,
+                                 options.keda_activation_on_request_rate) if spec.services else None
     provisioner = None
     catalog = options.catalog
     if spec.provisioner != "none":
@@ -89,6 +105,11 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     result = _result(spec, engine, store, scheduling, workloads, accountant)
     if provisioner is not None:
         result.notes += provisioner.notes
+    if services is not None:
+        result.services = services.finish(spec.until_seconds)
+        result.notes += services.notes
+    if starts is not None:
+        result.cold_start = starts.summary()
     return Simulation(result, store, store.log, checker.checks)
 
 
@@ -105,12 +126,6 @@ def _result(spec: RunSpec, engine: Engine, store: Store, scheduling: SchedulingC
     allocated, idle = accountant.gpu_hours(until)
     costs = accountant.costs(until)
     notes = [*store.loaded.notes, *workloads.notes, *store.loaded.rejections, *workloads.rejections]
-    if spec.services:
-        notes.append(f"{len(spec.services)} inference service(s): load and autoscaling are not simulated yet; "
-                     "their Deployments run as written")
-    if spec.cold_start != ColdStartSpec():
-        notes.append("cold start: the scenario's image and model sizes are not simulated yet; containers start as "
-                     "soon as a pod is bound (a cold start model plugs in through SimOptions.cold_start)")
     pending = [k for k, r in state.pods.items() if not r.pod.spec.node_name]
     return RunResult(
         scenario=spec.scenario, variant=spec.variant, seed=spec.seed, until_seconds=until,

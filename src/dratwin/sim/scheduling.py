@@ -31,6 +31,32 @@ from dratwin.twin.schedule import Options, StateBinder, _mark_unschedulable, def
 Raw = dict[str, Any]
 
 
+class StoreBinder(StateBinder):
+    """The twin's binder, with evictions through the store: a victim leaves with its record on the Deleted
+    event, so its owner sees it go (a Job replaces it) and the resourceclaim controller releases its claims."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store.state)
+        self.store = store
+
+    def evict(self, victims: Sequence[PodInfo], preemptor: PodInfo) -> None:
+        for victim in victims:
+            record = self.store.state.pods.get(victim.key)
+            if record is None:
+                continue
+            record.raw = preempted(record.raw)
+            self.store.note("Preempted", "Pod", victim.key, f"Preempted by pod {preemptor.key}")
+            self.store.delete_pod(victim.key)
+
+
+def preempted(raw: Raw) -> Raw:
+    """The victim as its owner last sees it: Failed, with the DisruptionTarget condition the scheduler adds."""
+    status = dict(raw.get("status") or {})
+    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
+    conditions.append({"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"})
+    return {**raw, "status": {**status, "phase": "Failed", "conditions": conditions}}
+
+
 @dataclass
 class SchedulingController:
     engine: Engine
@@ -63,7 +89,7 @@ class SchedulingController:
             # The node tree changed: a new scheduler view (its caches are per node position).
             profile = default_profile(state, self.options, self.compiler)
             rng = self._scheduler.rng if self._scheduler is not None else random.Random(self.options.seed)
-            self._scheduler = Scheduler(state, profile, rng, StateBinder(state))
+            self._scheduler = Scheduler(state, profile, rng, StoreBinder(self.store))
             self._nodes_seen = self._node_epoch
         return self._scheduler
 

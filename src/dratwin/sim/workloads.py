@@ -4,8 +4,11 @@ Pods come from the twin's own controllers (:func:`dratwin.cluster.workloads.expa
 claims from the resourceclaim controller (:func:`dratwin.twin.build.add_created_pods`). A Job's pods for
 all its completions are named when it arrives (so names do not depend on what happens later); the Job
 controller keeps ``parallelism`` of them active and creates the next one when one succeeds, as
-``job.manageJob`` does. A Job annotated ``dratwin.io/gang: "true"`` is a gang: the scheduler places its
-active pods together or not at all.
+``job.manageJob`` does. A pod that leaves without succeeding (preempted) is a failure: the Job controller
+replaces it (a new name, the same completion index) after its pod-failure backoff (10 s, doubling, at most
+6 min), until more than ``backoffLimit`` (6) pods have failed; then the Job is failed
+(``BackoffLimitExceeded``) and creates no more pods. A Job annotated ``dratwin.io/gang: "true"`` is a gang:
+the scheduler places its active pods together or not at all.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 from dratwin.api.codec import decode_as
 from dratwin.api.resource import ResourceClaimTemplate
 from dratwin.api.workloads import Job
-from dratwin.cluster.workloads import SIMULATION_EPOCH, expand_workloads
+from dratwin.cluster.workloads import SIMULATION_EPOCH, expand_workloads, generated_name, object_uid
 from dratwin.scenario.model import Arrival
 from dratwin.scheduler.framework import PodInfo
 from dratwin.sim.engine import WORLD, Engine
@@ -30,6 +33,9 @@ from dratwin.twin.build import add_created_pods
 
 Raw = dict[str, Any]
 GANG_ANNOTATION = "dratwin.io/gang"
+DEFAULT_BACKOFF_LIMIT = 6  # Job spec.backoffLimit default
+FAILURE_BACKOFF_SECONDS = 10.0  # the Job controller's pod failure backoff: doubles with each failure
+MAX_FAILURE_BACKOFF_SECONDS = 360.0
 _EPOCH = datetime.datetime.fromisoformat(SIMULATION_EPOCH.replace("Z", "+00:00"))
 
 
@@ -46,8 +52,15 @@ class JobRun:
     waiting: deque[Raw]  # pods not created yet, in index order
     run_seconds: float | None
     gang: bool
+    backoff_limit: int = DEFAULT_BACKOFF_LIMIT
     active: set[str] = field(default_factory=set)
     succeeded: int = 0
+    failed: int = 0
+    backoff_limit_exceeded: bool = False
+    created_as: dict[str, Raw] = field(default_factory=dict)  # active pod key -> the pod as it was created
+
+    def failure_backoff(self) -> float:
+        return float(min(FAILURE_BACKOFF_SECONDS * 2 ** max(self.failed - 1, 0), MAX_FAILURE_BACKOFF_SECONDS))
 
 
 @dataclass
@@ -62,6 +75,9 @@ class WorkloadController:
     job_of: dict[str, str] = field(default_factory=dict)  # pod key -> Job key
     notes: list[str] = field(default_factory=list)
     rejections: list[str] = field(default_factory=list)
+    on_deployment: list[Callable[[Raw], None]] = field(default_factory=list)  # a Deployment arrived
+    # Asked before pods are created: when the workload's pods may be (the LADF model cache); None: now.
+    creatable_at: Callable[[str, float], float] | None = None
 
     def __post_init__(self) -> None:
         self.store.subscribe("Pod", self._on_pod)
@@ -89,9 +105,12 @@ class WorkloadController:
             if raw.get("kind") == "Job":
                 self._start_job(raw, arrival.run_seconds)
             else:
-                self._create(self._expand([raw]), arrival.run_seconds, None)
+                if raw.get("kind") == "Deployment":
+                    for hook in self.on_deployment:
+                        hook(raw)
+                self.create(self.expand([raw]), arrival.run_seconds, None)
 
-    def _expand(self, raws: list[Raw], *, notes: bool = True) -> list[Raw]:
+    def expand(self, raws: list[Raw], *, notes: bool = True) -> list[Raw]:
         expansion = expand_workloads([*self.priority_classes, *raws], self.rng,
                                      creation_timestamp=timestamp(self.engine.now()))
         if notes:
@@ -109,32 +128,46 @@ class WorkloadController:
         widened = completions is not None and completions > parallelism
         if widened:
             every["spec"]["parallelism"] = completions
-        pods = self._expand([every], notes=not widened)
+        pods = self.expand([every], notes=not widened)
         if not pods:
             return
         if widened:
             self.notes.append(f"Job {key}: {completions} completions, {parallelism} pod(s) at a time: the next pod "
                               "is created when one succeeds")
         gang = str((meta.get("annotations") or {}).get(GANG_ANNOTATION, "")).lower() == "true"
-        job = JobRun(key, max(parallelism, 0), deque(pods), run_seconds, gang)
+        limit = DEFAULT_BACKOFF_LIMIT if spec.backoff_limit is None else spec.backoff_limit
+        job = JobRun(key, max(parallelism, 0), deque(pods), run_seconds, gang, limit)
         self.jobs[key] = job
         self._create_next(job)
 
     def _create_next(self, job: JobRun) -> None:
         batch: list[Raw] = []
-        while job.waiting and len(job.active) + len(batch) < job.parallelism:
+        while not job.backoff_limit_exceeded and job.waiting and len(job.active) + len(batch) < job.parallelism:
             pod = job.waiting.popleft()
-            pod["metadata"]["creationTimestamp"] = timestamp(self.engine.now())
             batch.append(pod)
         for pod in batch:
             meta = pod["metadata"]
             pod_key = f"{meta['namespace']}/{meta['name']}"
             job.active.add(pod_key)
+            job.created_as[pod_key] = copy.deepcopy(pod)
             self.job_of[pod_key] = job.key
         if batch:
-            self._create(batch, job.run_seconds, job.key if job.gang else None)
+            self.create(batch, job.run_seconds, job.key if job.gang else None)
 
-    def _create(self, pods: list[Raw], run_seconds: float | None, gang: str | None) -> None:
+    def create(self, pods: list[Raw], run_seconds: float | None, gang: str | None) -> None:
+        """Create controller pods now, or when their workload's model is in the cluster cache (LADF)."""
+        if self.creatable_at is not None and pods:
+            now = self.engine.now()
+            when = max(self.creatable_at(workload_of(pod), now) for pod in pods)
+            if when > now:
+                self.engine.at(when, WORLD, lambda: self._create_now(pods, run_seconds, gang))
+                return
+        self._create_now(pods, run_seconds, gang)
+
+    def _create_now(self, pods: list[Raw], run_seconds: float | None, gang: str | None) -> None:
+        now = timestamp(self.engine.now())
+        for pod in pods:
+            pod["metadata"]["creationTimestamp"] = now
         for pod in pods:
             meta = pod["metadata"]
             owned_by_replica_set = any(o.get("kind") == "ReplicaSet" for o in meta.get("ownerReferences") or [])
@@ -153,9 +186,48 @@ class WorkloadController:
         if job is None:
             return
         job.active.discard(change.key)
-        if (change.pod.raw.get("status") or {}).get("phase") == "Succeeded":
+        created_as = job.created_as.pop(change.key, None)
+        if pod_phase(change.pod.raw) == "Succeeded":
             job.succeeded += 1
-        self._create_next(job)
+            self._create_next(job)
+            return
+        job.failed += 1
+        if job.failed > job.backoff_limit:
+            if not job.backoff_limit_exceeded:
+                job.backoff_limit_exceeded = True
+                job.waiting.clear()
+                self.notes.append(f"Job {job.key}: failed (BackoffLimitExceeded): {job.failed} pods failed, "
+                                  f"backoffLimit {job.backoff_limit}")
+            return
+        if created_as is not None:
+            job.waiting.appendleft(self._replacement(created_as))
+        self.engine.after(job.failure_backoff(), WORLD, lambda: self._create_next(job))
+
+    def _replacement(self, pod: Raw) -> Raw:
+        """A new pod for a failed one: the same template and completion index under a fresh name."""
+        fresh = copy.deepcopy(pod)
+        meta = fresh["metadata"]
+        namespace, base = meta["namespace"], meta.get("generateName") or f"{meta['name']}-"
+        name = generated_name(base, self.rng)
+        while f"{namespace}/{name}" in self.store.state.pods:
+            name = generated_name(base, self.rng)
+        meta["name"], meta["uid"] = name, object_uid("v1", "Pod", namespace, name)
+        fresh["status"] = {"phase": "Pending"}
+        return fresh
+
+
+def workload_of(raw: Raw) -> str:
+    """``namespace/name`` of the workload a pod belongs to: its Job, the Deployment of its ReplicaSet (the
+    ReplicaSet's name less its pod-template-hash), its StatefulSet, or the pod itself."""
+    meta = raw.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    for owner in meta.get("ownerReferences") or []:
+        if owner.get("controller", True):
+            name = str(owner.get("name") or "")
+            if owner.get("kind") == "ReplicaSet" and "-" in name:
+                name = name.rsplit("-", 1)[0]
+            return f"{namespace}/{name}"
+    return f"{namespace}/{meta.get('name') or ''}"
 
 
 def pod_phase(raw: Raw) -> str:
