@@ -138,6 +138,8 @@ def run(case: FuzzInput, time_limit: float = TIME_LIMIT_S) -> Outcome:
 
 def _substitute(part: str, paths: Mapping[str, Path]) -> str:
     part = part.replace("{repo}", str(REPO))
+    if paths:  # {dir}: the folder the input files were written to (a trace folder)
+        part = part.replace("{dir}", str(next(iter(paths.values())).parent))
     for name, path in paths.items():
         part = part.replace("{" + name + "}", str(path))
     return part

@@ -166,6 +166,7 @@ COMMANDS: dict[str, Callable[[list[Json]], list[str]]] = {
     "explain": lambda docs: ["explain", f"pod/default/{_name(_first(docs, 'Pod') or {}, 'p')}", "-f", "{in.yaml}"],
     "plan": lambda docs: ["plan", "-f", "{in.yaml}", "-o", "json"],
     "allocate": lambda docs: ["allocate", "-f", "{in.yaml}", "--node", _name(_first(docs, "Node") or {}, "n1")],
+    "simulate": lambda docs: ["simulate", "{in.yaml}", "--until", "2h", "-o", "json"],
     "allocate-raw": lambda docs: ["allocate", "-f", "{in.yaml}", "--node", _name(_first(docs, "Node") or {}, "n1"),
                                   "--skip-validation", "-o", "json"],
 }
@@ -299,3 +300,33 @@ def scheduling_scenarios(draw: st.DrawFn) -> list[Json]:
                      "spec": {"resourceClaims": [{"name": "g", "resourceClaimTemplateName": f"t{p}"}],
                               "containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "g"}]}}]}})
     return docs
+
+
+TRACE = REPO / "tests" / "data" / "trace"
+CSV_EDITS = ["drop-cell", "garbage-cell", "negative", "huge", "drop-line", "extra-cell", "empty-file", "bom"]
+
+
+@st.composite
+def trace_folders(draw: st.DrawFn) -> dict[str, str]:
+    """The repository's small Alibaba-format trace with a few edits to its CSV cells, lines and files."""
+    files = {name: (TRACE / name).read_text(encoding="utf-8") for name in ("node_list.csv", "pod_list.csv")}
+    for _ in range(draw(st.integers(1, 4))):
+        name = draw(st.sampled_from(sorted(files)))
+        lines = files[name].splitlines()
+        edit = draw(st.sampled_from(CSV_EDITS))
+        row = draw(st.integers(0, max(len(lines) - 1, 0)))
+        cells = lines[row].split(",") if lines else [""]
+        column = draw(st.integers(0, len(cells) - 1))
+        if edit == "empty-file":
+            lines = []
+        elif edit == "drop-line" and lines:
+            del lines[row]
+        elif edit == "bom":
+            lines = ["\ufeff" + "\n".join(lines)]
+        else:
+            cells[column] = {"drop-cell": "", "garbage-cell": draw(st.text(max_size=12)), "negative": "-5",
+                             "huge": "9" * 40, "extra-cell": cells[column] + ",x"}.get(edit, cells[column])
+            if lines:
+                lines[row] = ",".join(cells)
+        files[name] = "\n".join(lines) + "\n"
+    return files

@@ -23,6 +23,7 @@ from tests.fuzz.strategies import (
     objects,
     render_all,
     scheduling_scenarios,
+    trace_folders,
 )
 
 P5 = (REPO / "examples" / "p5-slices.yaml").read_text()
@@ -31,9 +32,11 @@ NODES = (REPO / "examples" / "nodes.yaml").read_text()
 
 @FUZZ
 @given(st.one_of(st.text(), st.binary().map(lambda b: b.decode("utf-8", "replace"))),
-       st.sampled_from(["validate", "schedule", "plan", "allocate"]))
+       st.sampled_from(["validate", "schedule", "plan", "allocate", "simulate"]))
 def test_any_text(text: str, command: str) -> None:
     argv = [command, "-f", "{in.yaml}"] + (["--node", "n1"] if command == "allocate" else [])
+    if command == "simulate":
+        argv = ["simulate", "{in.yaml}", "--until", "1h"]
     run(FuzzInput(tuple(argv), {"in.yaml": text}))
 
 
@@ -115,3 +118,13 @@ def test_scheduling_scenarios(docs: list[Any], command: str) -> None:
     argv = ["schedule", "-f", "{in.yaml}", "-o", "json"] if command == "schedule" else \
         ["explain", "pod/default/p0", "-f", "{in.yaml}"]
     run(FuzzInput(tuple(argv), {"in.yaml": render_all(docs, False)}), time_limit=60)
+
+
+@FUZZ
+@given(trace_folders(), st.sampled_from(["import", "import-json", "import-plugin", "replay"]))
+def test_trace_folders(files: dict[str, str], command: str) -> None:
+    argv = {"import": ["trace", "import", "alibaba-v2023", "{dir}"],
+            "import-json": ["trace", "import", "alibaba-v2023", "{dir}", "-o", "json"],
+            "import-plugin": ["trace", "import", "alibaba-v2023", "{dir}", "--gpu-manager", "device-plugin"],
+            "replay": ["trace", "replay", "{dir}", "--seeds", "42", "-o", "json"]}[command]
+    run(FuzzInput(tuple(argv), files))
