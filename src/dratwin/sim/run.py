@@ -28,6 +28,7 @@ from dratwin.sim.outcomes import NeverPlaced, RunResult, rounded
 from dratwin.sim.provisioner import ProvisionerController
 from dratwin.sim.scheduling import SchedulingController
 from dratwin.sim.store import Change, Store
+from dratwin.sim.timeline import Sampler, Timeline
 from dratwin.sim.workloads import WorkloadController
 from dratwin.twin.build import load_cluster
 from dratwin.twin.schedule import Options
@@ -43,6 +44,7 @@ class SimOptions:
     check_invariants: bool = False  # after every event (slow: for tests)
     keep_events: bool = False
     progress: Callable[[float, int], None] | None = None
+    sample_every: float | None = None  # seconds between the samples of Simulation.timeline; None: none taken
 
 
 @dataclass
@@ -51,6 +53,7 @@ class Simulation:
     store: Store  # the cluster as the run left it
     events: list[Change] = field(default_factory=list)
     invariant_checks: int = 0
+    timeline: Timeline | None = None
 
 
 def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
@@ -79,6 +82,10 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     checker = InvariantChecker(store, accountant)
     if options.check_invariants:
         engine.after_each.append(checker)
+    sampler = None
+    if options.sample_every is not None:
+        sampler = Sampler(engine, store, accountant, scheduling, spec.until_seconds, Timeline(options.sample_every))
+        engine.after_each.append(sampler)
     initial = list(loaded.pending)
     loaded.pending.clear()
     scheduling.enqueue(initial)
@@ -89,7 +96,8 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     result = _result(spec, engine, store, scheduling, workloads, accountant)
     if provisioner is not None:
         result.notes += provisioner.notes
-    return Simulation(result, store, store.log, checker.checks)
+    timeline = sampler.finish() if sampler is not None else None
+    return Simulation(result, store, store.log, checker.checks, timeline)
 
 
 def _refuse_unsupported(spec: RunSpec) -> None:
