@@ -90,6 +90,8 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     loaded.pending.clear()
     scheduling.enqueue(initial)
     workloads.schedule_arrivals(spec.arrivals)
+    if sampler is not None:
+        sampler()  # the samples before the first action (the hook runs only after one)
     engine.run(spec.until_seconds, options.progress)
     if options.check_invariants:
         checker.finish(spec.until_seconds)
