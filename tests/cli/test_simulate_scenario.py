@@ -137,6 +137,15 @@ def test_a_bad_scenario_exits_2_with_file_and_line(case: BadCase, tmp_path: Path
     assert "Traceback" not in outcome.err
 
 
+@pytest.mark.parametrize("option", [["--provisioner", "karpenter"], ["--events", "events.jsonl"]],
+                         ids=["provisioner", "events"])
+def test_options_of_the_bare_form_are_refused_with_what_to_do(option: list[str], tmp_path: Path) -> None:
+    outcome = simulate(small_scenario(tmp_path), "--jobs", "1", *option)
+    assert outcome.code == 2
+    assert outcome.err.startswith(f"dratwin simulate: {option[0]}: ")
+    assert outcome.out == ""
+
+
 def test_the_report_metrics_and_table_are_written_and_read_back(tmp_path: Path) -> None:
     report, metrics, table = tmp_path / "out" / "report.html", tmp_path / "sim.prom", tmp_path / "sim.csv"
     outcome = simulate(small_scenario(tmp_path), "--jobs", "1", "--report", str(report),

@@ -42,6 +42,7 @@ def run_scenario(args: argparse.Namespace, until: float | None) -> int:
     from dratwin.sim.batch import BatchRequest, run_all
     from dratwin.sim.timeline import DEFAULT_SAMPLE_SECONDS
 
+    _refuse_bare_only(args)
     seeds = None if args.seed is None else (args.seed,)
     try:
         loaded, runs = scenario.load(args.scenario, seeds=seeds, until_seconds=until)
@@ -75,6 +76,16 @@ def run_scenario(args: argparse.Namespace, until: float | None) -> int:
         for line in written_lines(written):
             print(line, file=sys.stderr)
     return EXIT_UNPLACED if any(r.pods_pending_at_end for r in results) else EXIT_OK
+
+
+def _refuse_bare_only(args: argparse.Namespace) -> None:
+    """Options of the bare form that a scenario file says itself, or that it does not do yet."""
+    if args.provisioner is not None:
+        raise InputError(f"--provisioner: {args.scenario} is a scenario file, which says who launches nodes "
+                         "itself (spec.cluster.nodePools or autoMode); drop the option or edit the file")
+    if args.events is not None:
+        raise InputError("--events: the event log is written for the bare form (one run) only; for a scenario "
+                         "use -o json, --metrics or --table")
 
 
 def _default_jobs() -> int:
