@@ -58,7 +58,7 @@ def run_scenario(args: argparse.Namespace, until: float | None) -> int:
     wants_samples = any(p is not None for p in (args.report, args.metrics, args.table))
     request = BatchRequest(args.scenario, seeds, until, args.feature_gates,
                            DEFAULT_SAMPLE_SECONDS if wants_samples else None)
-    progress = BatchLine(sys.stderr, runs) if sys.stderr.isatty() and sys.stdout.isatty() else None
+    progress = BatchLine(sys.stderr, runs) if sys.stderr.isatty() else None
     jobs = args.jobs if args.jobs is not None else _default_jobs()
     outputs = run_all(request, runs, jobs, progress.done_one if progress else None,
                       progress.during if progress else None)
