@@ -1,7 +1,7 @@
 """``dratwin simulate`` on a ``kind: Scenario`` file: the comparison table, ``-o json``, parallel runs, bad
 files, and the report and metrics files.
 
-The golden table is ``tests/golden/simulate-small-scenario.out``; when the output changes on purpose,
+The golden table is ``tests/golden/simulate/small-scenario.out``; when the output changes on purpose,
 regenerate it with ``DRATWIN_UPDATE_GOLDEN=1`` and read the diff before committing.
 """
 
@@ -23,7 +23,7 @@ from tests.builders.simulate_cli import SMALL, simulate, small_scenario
 from dratwin.cli.simulate_scenario import BatchLine, is_scenario_file
 from dratwin.report.browser import check_page, find_chromium
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "simulate-small-scenario.out"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "simulate" / "small-scenario.out"
 
 
 def test_the_comparison_table_is_the_golden_one(tmp_path: Path) -> None:
