@@ -162,6 +162,15 @@ def test_the_report_metrics_and_table_are_written_and_read_back(tmp_path: Path) 
     assert variants == {"dra", "device-plugin"}
     devices = {(s.labels["Hostname"], s.labels["gpu"]) for s in families["dratwin_device_allocated"].samples}
     assert len(devices) == 16  # two p5.48xlarge of 8 GPUs (the dra variant: the device plugin publishes none)
+    held = [s for s in families["dratwin_device_allocated"].samples if "pod" in s.labels]
+    assert held and all(s.value == 1 and s.labels["namespace"] == "ml" for s in held)
+    assert all(s.value == 0 for s in families["dratwin_device_allocated"].samples if "pod" not in s.labels)
+    allocated: dict[tuple[str, str, str], float] = {}
+    for s in families["dratwin_device_allocated"].samples:
+        moment = (s.labels["variant"], s.labels["seed"], str(s.timestamp))
+        allocated[moment] = allocated.get(moment, 0.0) + s.value
+    assert allocated == {(s.labels["variant"], s.labels["seed"], str(s.timestamp)): s.value
+                         for s in families["dratwin_allocated_gpus"].samples if s.labels["variant"] == "dra"}
     gpus = [s.value for s in families["dratwin_gpus"].samples if s.labels["variant"] == "dra"]
     assert len(gpus) == 2 * (12 * 12 + 1) and set(gpus) == {16.0}  # two seeds, every 5 min of 12 h, both ends
     with table.open(encoding="utf-8") as rows:

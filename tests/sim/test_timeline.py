@@ -66,6 +66,11 @@ def test_the_per_node_share_and_per_device_allocation_follow_the_claim() -> None
     assert sorted(sampled.devices) == ["gpu.example.com/n1/gpu-0", "gpu.example.com/n1/gpu-1"]
     assert sum(v or 0.0 for values in sampled.device_allocated.values() for v in values) == 2.0
     assert {info.hostname for info in sampled.devices.values()} == {"n1"}
+    held = [pods for pods in sampled.device_pod.values() if any(pods)]
+    assert len(held) == 1  # one GPU, held by the job's pod while it runs
+    [pods] = held
+    assert pods[0] == "" and pods[3:] == [""] * 4
+    assert pods[1] == pods[2] and pods[1] is not None and pods[1].startswith("default/a-")
 
 
 def test_the_cost_so_far_grows_to_the_runs_cost() -> None:

@@ -93,6 +93,23 @@ def _wait_reason(reason: str, pods: list[str], never_placed: set[str], every: fl
     return WaitReason(reason=reason, pods=len(pods), explanation=explanation, example_pod=pods[0] if pods else "")
 
 
+def _device_series(timeline: Timeline, key: str, labels: list[tuple[str, str]]) -> list[ClusterSeries]:
+    """A device's allocation as dcgm-exporter writes a GPU's series: with the pod's labels while a pod holds
+    it (one series per pod), without while none does."""
+    by_pod: dict[str, list[Sample]] = {}
+    values, pods = timeline.device_allocated[key], timeline.device_pod[key]
+    for at, value, pod in zip(timeline.times, values, pods, strict=True):
+        if value is not None and pod is not None:
+            by_pod.setdefault(pod, []).append(Sample(at, value))
+    series = []
+    for pod, pod_samples in sorted(by_pod.items()):
+        namespace, _, name = pod.partition("/")
+        pod_labels = [("pod", name), ("namespace", namespace)] if pod else []
+        series.append(ClusterSeries(field="dratwin_device_allocated", samples=tuple(pod_samples),
+                                    labels=tuple(labels + pod_labels)))
+    return series
+
+
 def metrics_sets(outputs: Sequence[RunOutput]) -> list[MetricsSet]:
     """One set per run, labelled with its variant and seed."""
     return [_metrics(output) for output in outputs]
@@ -120,7 +137,6 @@ def _metrics(output: RunOutput) -> MetricsSet:
             labels.append(("pci_bus_id", info.pci_bus_id))
         labels += [("device", f"nvidia{info.index}"), ("modelName", info.model_name), ("Hostname", info.hostname),
                    ("driver", info.driver)]
-        cluster.append(ClusterSeries(field="dratwin_device_allocated",
-                                     samples=samples(timeline.device_allocated[key]), labels=tuple(labels)))
+        cluster += _device_series(timeline, key, labels)
     return MetricsSet(start_unix=START_UNIX, cluster_series=tuple(cluster),
                       labels=(("variant", result.variant), ("seed", str(result.seed))))

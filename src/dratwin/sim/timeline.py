@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from dratwin.allocator.state import DeviceID
 from dratwin.sim.accounting import Accountant
@@ -52,6 +53,7 @@ class Timeline:
     node_allocated_share: dict[str, list[float | None]] = field(default_factory=dict)  # GPU nodes only
     devices: dict[str, DeviceInfo] = field(default_factory=dict)  # GPU devices by "driver/pool/device"
     device_allocated: dict[str, list[float | None]] = field(default_factory=dict)
+    device_pod: dict[str, list[str | None]] = field(default_factory=dict)  # "namespace/pod" holding it, or ""
     wait_reasons: dict[str, list[str]] = field(default_factory=dict)  # message -> pods seen waiting with it
     waiting_seconds: list[float] = field(default_factory=list)
     startup_seconds: list[float] = field(default_factory=list)
@@ -115,16 +117,35 @@ class Sampler:
         timeline, taken = self.timeline, self._taken
         per_node: Counter[str] = Counter()
         allocated_per_node: Counter[str] = Counter()
+        holders = self._holding_pods() if held else {}
         for device in present:
             key = self._device_ids[device]
             hostname = timeline.devices[key].hostname
             per_node[hostname] += 1
             allocated_per_node[hostname] += device in held
             _put(timeline.device_allocated, key, taken, 1.0 if device in held else 0.0)
+            _put(timeline.device_pod, key, taken, holders.get(device, ""))
         for hostname, count in per_node.items():
             _put(timeline.node_allocated_share, hostname, taken, round(allocated_per_node[hostname] / count, 6))
         _pad(timeline.device_allocated, taken)
+        _pad(timeline.device_pod, taken)
         _pad(timeline.node_allocated_share, taken)
+
+    def _holding_pods(self) -> dict[DeviceID, str]:
+        """The pod each allocated device serves, through its claim's reservedFor (the first one, by name,
+        when a shared claim serves several)."""
+        claims = self.store.state.claims
+        holders: dict[DeviceID, str] = {}
+        for claim_key, devices in self.accountant.claim_devices.items():
+            record = claims.get(claim_key)
+            if record is None:
+                continue
+            pods = sorted(c.name for c in record.claim.status.reserved_for if c.resource == "pods")
+            if pods:
+                namespace = record.claim.metadata.namespace
+                for device in devices:
+                    holders.setdefault(device, f"{namespace}/{pods[0]}")
+        return holders
 
     def _learn_devices(self) -> None:
         """The GPUs of the slices published so far, with dcgm-exporter's names for them."""
@@ -158,13 +179,13 @@ class Sampler:
         return total
 
 
-def _put(series: dict[str, list[float | None]], key: str, taken: int, value: float) -> None:
+def _put(series: dict[str, list[Any]], key: str, taken: int, value: object) -> None:
     values = series.setdefault(key, [])
     values.extend([None] * (taken - 1 - len(values)))
     values.append(value)
 
 
-def _pad(series: dict[str, list[float | None]], taken: int) -> None:
+def _pad(series: dict[str, list[Any]], taken: int) -> None:
     """Whatever was not seen in this sample (a node gone, a device not yet published) is ``None`` there."""
     for values in series.values():
         values.extend([None] * (taken - len(values)))
