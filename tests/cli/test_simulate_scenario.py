@@ -200,6 +200,8 @@ DETECTIONS = [
     Detection("a scenario after a comment document", "---\n# x\n---\n" + SMALL, True),
     Detection("not YAML", "kind: [Scenario\n", False),
     Detection("a directory", None, False),
+    Detection("a scenario in JSON", json.dumps({"apiVersion": "dratwin.io/v1alpha1", "kind": "Scenario"}), True),
+    Detection("Scenario only in a comment", "# kind: Scenario\napiVersion: v1\nkind: Node\n", False),
 ]
 
 

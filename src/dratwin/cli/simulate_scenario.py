@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from dratwin.sim.outcomes import RunResult
 
 EXIT_OK, EXIT_UNPLACED, EXIT_BAD_INPUT = 0, 1, 2
+SCENARIO_KIND = re.compile(r"^\s*kind:\s*[\"']?Scenario[\"']?\s*(#.*)?$" r'|"kind"\s*:\s*"Scenario"', re.M)
 
 
 def is_scenario_file(path: str) -> bool:
@@ -31,7 +32,10 @@ def is_scenario_file(path: str) -> bool:
     if not file.is_file():
         return False
     try:
-        documents = list(yaml.safe_load_all(file.read_text(encoding="utf-8")))
+        text = file.read_text(encoding="utf-8")
+        if not SCENARIO_KIND.search(text):  # a large dump of manifests is not parsed twice
+            return False
+        documents = list(yaml.safe_load_all(text))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return False  # the manifest reader says what is wrong with it
     return any(isinstance(d, dict) and d.get("kind") == "Scenario" for d in documents)
