@@ -1,8 +1,8 @@
 """The variants of a scenario side by side: per variant, the mean over its seeds of each run's figures.
 
 Pure: run results in, one row per variant out, in the order the variants first appear. "Allocated share"
-is GPU-hours allocated over GPU-hours present (allocated + idle); how busy an allocated GPU is, is not
-part of it. Nodes is the most nodes the cluster had at once during the run.
+is the mean GPU-hours allocated over the mean GPU-hours present (allocated + idle); how busy an allocated
+GPU is, is not part of it. Nodes is the most nodes the cluster had at once during the run.
 """
 
 from __future__ import annotations

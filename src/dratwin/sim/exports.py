@@ -1,7 +1,7 @@
 """Run outputs turned into the report's and the metrics files' models (pure: no files written here).
 
-The report shows, per variant, the means over its seeds in the comparison, and the series, heatmap and
-latency samples of its first seed (one run's curves are what a cluster would show; averaging curves of
+The report shows, per variant, GPU-hours and cost as the means over its seeds, and the pod counts, series,
+heatmap and latency samples of its first seed (one run's curves are what a cluster would show; averaging curves of
 different arrivals shows none). GPU use inside an allocation is not simulated yet, so the page's "used"
 series are empty and used GPU-hours are 0, and the metrics carry no DCGM utilization or memory fields.
 """
@@ -51,8 +51,8 @@ def _variant(output: RunOutput, summary: VariantSummary) -> Variant:
         return TimeSeries(times=times, values=tuple(values))
 
     seeds = ", ".join(str(s) for s in summary.seeds)
-    description = (f"comparison: means over seed(s) {seeds}; plots and latencies: seed {result.seed}. "
-                   f"{NOT_MODELLED}.")
+    description = (f"GPU-hours and cost: means over seed(s) {seeds}; pod counts, plots and latencies: seed "
+                   f"{result.seed}. {NOT_MODELLED}.")
     never_placed = {pod for group in result.never_placed for pod in group.pods}
     return Variant(
         name=result.variant,
