@@ -42,6 +42,9 @@ $(PROMTOOL):
 	GOBIN=$(abspath $(@D)) $(GO) install github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_VERSION)
 
 demo: $(STAMP)
+	@# Two simulated days of an EKS GPU fleet, four variants x three seeds side by side, and the report page
+	@# (some training pods are still waiting when the two days end: exit status 1).
+	$(BIN)/dratwin simulate examples/simulate/eks-gpu-fleet.yaml --report build/demo/report.html || test $$? -eq 1
 	$(BIN)/dratwin validate -f examples/
 	$(BIN)/dratwin schedule -f examples/
 	@# Trainium with the Neuron DRA driver: the Neuron docs' connected subsets and Neuron + EFA of one group.

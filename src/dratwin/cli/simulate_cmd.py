@@ -18,7 +18,16 @@ if TYPE_CHECKING:
     from dratwin.sim.store import Change
 
 EPILOG = """\
-bare form (until scenario files are read): SCENARIO is a file or directory of ordinary manifests.
+scenario form: SCENARIO is a kind: Scenario file (examples/simulate/README.md). Every variant runs with
+every seed (--seed N runs only seed N), in parallel processes (--jobs); the variants are printed side by
+side, means over the seeds. Exit status 2 with every problem of the file (file:line, field, hint).
+
+  dratwin simulate examples/simulate/eks-gpu-fleet.yaml --until 12h --report report.html
+      the variants compared, and a page with GPU allocation, queue, nodes and cost over time
+  dratwin simulate scenario.yaml --metrics sim.prom --table sim.parquet
+      the cluster's series every 5 simulated minutes as OpenMetrics (promtool backfills it) and a table
+
+bare form: SCENARIO is a file or directory of ordinary manifests.
   Cluster objects (Nodes, ResourceSlices, DeviceClasses, claims, templates) exist at time 0; each workload
   (Pod, Job, Deployment, ...) arrives at its annotation dratwin.io/arrive-at (default 0s) and each of its
   pods runs for dratwin.io/run-for once started (default: until the end; a Deployment's pods always do).
@@ -55,24 +64,48 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("scenario", metavar="SCENARIO", help="file or directory of manifests (the bare form)")
+    parser.add_argument("scenario", metavar="SCENARIO",
+                        help="a kind: Scenario file, or a file or directory of manifests (the bare form)")
     parser.add_argument("-R", "--recursive", action="store_true", help="read directories recursively")
     parser.add_argument("--until", default=None, metavar="DURATION",
-                        help="how long to simulate (default 1d, or up to the last arrival); e.g. 7d, 12h")
-    parser.add_argument("--seed", type=int, default=0, help="seed for names and for ties between equal nodes")
+                        help="how long to simulate (default: the scenario's duration; bare form: 1d, or up to "
+                        "the last arrival); e.g. 7d, 12h")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed for arrivals, names and ties between equal nodes (default: the scenario's seeds; "
+                        "bare form: 0)")
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
     parser.add_argument("--events", metavar="FILE", default=None,
                         help="write every change of the cluster as JSON lines to FILE")
     parser.add_argument("--provisioner", choices=("none", "karpenter", "auto-mode"), default=None,
                         help="who launches nodes (default: karpenter when the input has a Karpenter NodePool, "
                         "else none: a static fleet)")
+    parser.add_argument("-j", "--jobs", type=_positive, default=None, metavar="N",
+                        help="runs of a scenario at once, in processes (default: the CPU count); same results")
+    parser.add_argument("--report", metavar="FILE.html", default=None,
+                        help="write one self-contained HTML page (plots over time, the variants compared)")
+    parser.add_argument("--metrics", metavar="FILE.prom", default=None,
+                        help="write the series, sampled every 5 simulated minutes, as OpenMetrics text")
+    parser.add_argument("--table", metavar="FILE.csv|FILE.parquet", default=None,
+                        help="write the same series as a table, a row per sample (Parquet needs pyarrow)")
     parser.add_argument("--feature-gates", default="", metavar="GATE=BOOL,...",
                         help="override the Kubernetes 1.36 defaults")
     parser.set_defaults(handler=run)
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of processes, 1 or more")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     from dratwin.catalog import load_catalog
+    from dratwin.cli.simulate_scenario import is_scenario_file, run_scenario, write_files, written_lines
+    from dratwin.sim.batch import RunOutput
     from dratwin.sim.quick_scenario import DurationError, parse_duration, run_spec
     from dratwin.sim.run import SimOptions, simulate
 
@@ -80,21 +113,28 @@ def run(args: argparse.Namespace) -> int:
         until = parse_duration(args.until) if args.until is not None else None
     except DurationError as error:
         raise InputError(f"--until: {error}") from None
+    if is_scenario_file(args.scenario):
+        return run_scenario(args, until)
     objects = load_inputs([args.scenario], args.recursive, "simulate")
-    spec = run_spec(objects, name=args.scenario, seed=args.seed, until_seconds=until, provisioner=args.provisioner)
+    seed = 0 if args.seed is None else args.seed
+    spec = run_spec(objects, name=args.scenario, seed=seed, until_seconds=until, provisioner=args.provisioner)
+    wants_samples = any(p is not None for p in (args.report, args.metrics, args.table))
     progress = _Progress(sys.stderr, spec.until_seconds) if sys.stderr.isatty() else None
     options = SimOptions(gates=args.feature_gates, catalog=load_catalog(), keep_events=args.events is not None,
-                         progress=progress)
+                         progress=progress, sample_every=300.0 if wants_samples else None)
     simulation = simulate(spec, options)
     if progress is not None:
         progress.done()
     if args.events is not None:
         _write_events(args.events, simulation.events)
     result = simulation.result
+    written = write_files(args, args.scenario, [RunOutput(result, simulation.timeline)])
     if args.output == "json":
         sys.stdout.write(render_json(result))
     else:
         sys.stdout.write(render_table(result))
+    for line in written_lines(written):
+        print(line, file=sys.stderr if args.output == "json" else sys.stdout)
     return 1 if result.pods_pending_at_end else 0
 
 

@@ -70,6 +70,12 @@ DRATWIN_FIELDS: dict[str, MetricField] = {
             unit="gpus",
         ),
         MetricField(name="dratwin_gpus", type="gauge", help="GPUs on nodes that are Ready.", unit="gpus"),
+        MetricField(
+            name="dratwin_device_allocated",
+            type="gauge",
+            help="1 while the device is allocated to a claim, else 0 (labelled as dcgm-exporter labels the GPU).",
+            unit="devices",
+        ),
         MetricField(name="dratwin_pending_pods", type="gauge", help="Pods waiting to be placed.", unit="pods"),
         MetricField(name="dratwin_running_pods", type="gauge", help="Pods running on a node.", unit="pods"),
         MetricField(

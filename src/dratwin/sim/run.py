@@ -31,6 +31,7 @@ from dratwin.sim.provisioner import ProvisionerController
 from dratwin.sim.scheduling import SchedulingController
 from dratwin.sim.services import ServiceController
 from dratwin.sim.store import Change, Store
+from dratwin.sim.timeline import Sampler, Timeline
 from dratwin.sim.workloads import WorkloadController
 from dratwin.twin.build import load_cluster
 from dratwin.twin.schedule import Options
@@ -47,6 +48,7 @@ class SimOptions:
     check_invariants: bool = False  # after every event (slow: for tests)
     keep_events: bool = False
     progress: Callable[[float, int], None] | None = None
+    sample_every: float | None = None  # seconds between the samples of Simulation.timeline; None: none taken
 
 
 @dataclass
@@ -55,6 +57,7 @@ class Simulation:
     store: Store  # the cluster as the run left it
     events: list[Change] = field(default_factory=list)
     invariant_checks: int = 0
+    timeline: Timeline | None = None
 
 
 def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
@@ -95,10 +98,16 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     checker = InvariantChecker(store, accountant)
     if options.check_invariants:
         engine.after_each.append(checker)
+    sampler = None
+    if options.sample_every is not None:
+        sampler = Sampler(engine, store, accountant, scheduling, spec.until_seconds, Timeline(options.sample_every))
+        engine.after_each.append(sampler)
     initial = list(loaded.pending)
     loaded.pending.clear()
     scheduling.enqueue(initial)
     workloads.schedule_arrivals(spec.arrivals)
+    if sampler is not None:
+        sampler()  # the samples before the first action (the hook runs only after one)
     engine.run(spec.until_seconds, options.progress)
     if options.check_invariants:
         checker.finish(spec.until_seconds)
@@ -110,7 +119,8 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
         result.notes += services.notes
     if starts is not None:
         result.cold_start = starts.summary()
-    return Simulation(result, store, store.log, checker.checks)
+    timeline = sampler.finish() if sampler is not None else None
+    return Simulation(result, store, store.log, checker.checks, timeline)
 
 
 def _refuse_unsupported(spec: RunSpec) -> None:

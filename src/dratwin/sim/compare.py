@@ -1,0 +1,64 @@
+"""The variants of a scenario side by side: per variant, the mean over its seeds of each run's figures.
+
+Pure: run results in, one row per variant out, in the order the variants first appear. "Allocated share"
+is the mean GPU-hours allocated over the mean GPU-hours present (allocated + idle); how busy an allocated
+GPU is, is not part of it. Nodes is the most nodes the cluster had at once during the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dratwin.sim.outcomes import RunResult, rounded
+
+
+@dataclass(frozen=True)
+class VariantSummary:
+    variant: str
+    runs: int
+    seeds: tuple[int, ...]
+    gpu_hours_allocated: float
+    gpu_hours_idle: float
+    gpu_allocated_share: float  # 0-1; 0 where no GPU was present
+    waiting_p50_seconds: float
+    waiting_p95_seconds: float
+    waiting_p99_seconds: float
+    startup_p95_seconds: float
+    pods_never_placed: float
+    nodes_peak: float
+    cost_usd: float
+
+
+def peak_nodes(result: RunResult) -> int:
+    return max((count.nodes for count in result.nodes_over_time), default=0)
+
+
+def compare(results: Sequence[RunResult]) -> list[VariantSummary]:
+    by_variant: dict[str, list[RunResult]] = {}
+    for result in results:
+        by_variant.setdefault(result.variant, []).append(result)
+    return [_summary(name, runs) for name, runs in by_variant.items()]
+
+
+def _summary(variant: str, runs: list[RunResult]) -> VariantSummary:
+    def mean(values: Sequence[float]) -> float:
+        return rounded(sum(values) / len(values))
+
+    allocated = mean([r.gpu_hours_allocated for r in runs])
+    idle = mean([r.gpu_hours_idle for r in runs])
+    return VariantSummary(
+        variant=variant,
+        runs=len(runs),
+        seeds=tuple(r.seed for r in runs),
+        gpu_hours_allocated=allocated,
+        gpu_hours_idle=idle,
+        gpu_allocated_share=rounded(allocated / (allocated + idle)) if allocated + idle > 0 else 0.0,
+        waiting_p50_seconds=mean([r.waiting_seconds.p50 for r in runs]),
+        waiting_p95_seconds=mean([r.waiting_seconds.p95 for r in runs]),
+        waiting_p99_seconds=mean([r.waiting_seconds.p99 for r in runs]),
+        startup_p95_seconds=mean([r.startup_seconds.p95 for r in runs]),
+        pods_never_placed=mean([r.pods_pending_at_end for r in runs]),
+        nodes_peak=mean([peak_nodes(r) for r in runs]),
+        cost_usd=mean([r.cost_usd for r in runs]),
+    )

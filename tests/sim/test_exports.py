@@ -1,0 +1,73 @@
+"""Run outputs into the report's and the metrics' models: what each figure of the page is made of."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.builders.simulate_cli import small_scenario
+
+from dratwin import scenario
+from dratwin.report import build_figures
+from dratwin.sim.batch import BatchRequest, RunOutput, run_all
+from dratwin.sim.compare import compare
+from dratwin.sim.exports import MissingTimeline, metrics_sets, report_data
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory: pytest.TempPathFactory) -> list[RunOutput]:
+    path = small_scenario(Path(tmp_path_factory.mktemp("exports")))
+    runs = scenario.load(path)[1]
+    return run_all(BatchRequest(path, None, None, sample_every=300.0), runs, jobs=1)
+
+
+def test_the_report_has_each_variant_once_in_the_files_order(outputs: list[RunOutput]) -> None:
+    data = report_data("small", outputs)
+    assert [v.name for v in data.variants] == ["dra", "device-plugin"]
+    assert data.seed == 7 and data.duration_s == 43200.0
+    assert len(build_figures(data)) > 0
+
+
+def test_gpu_hours_and_cost_are_the_comparisons_means(outputs: list[RunOutput]) -> None:
+    means = {s.variant: s for s in compare([o.result for o in outputs])}
+    for variant in report_data("small", outputs).variants:
+        assert variant.summary.gpu_hours_allocated == means[variant.name].gpu_hours_allocated
+        assert variant.summary.gpu_hours_idle == means[variant.name].gpu_hours_idle
+        assert variant.summary.cost_dollars == means[variant.name].cost_usd
+        assert variant.summary.gpu_hours_used == 0.0 and variant.used_gpus.times == ()
+
+
+def test_series_and_latencies_are_the_first_seeds(outputs: list[RunOutput]) -> None:
+    first = outputs[0]
+    assert first.timeline is not None and first.result.seed == 7
+    dra = report_data("small", outputs).variants[0]
+    assert dra.allocated_gpus.values == tuple(first.timeline.allocated_gpus)
+    assert dra.cost_dollars.values[-1] == pytest.approx(first.result.cost_usd)
+    assert len(dra.waiting_s) == first.result.waiting_seconds.count
+
+
+def test_the_heatmap_covers_the_gpu_nodes_and_is_absent_without_dra_devices(outputs: list[RunOutput]) -> None:
+    dra, device_plugin = report_data("small", outputs).variants
+    assert dra.node_utilization is not None and len(dra.node_utilization.nodes) == 2
+    assert all(0.0 <= v <= 1.0 for row in dra.node_utilization.values for v in row if v is not None)
+    assert device_plugin.node_utilization is None
+
+
+def test_wait_reasons_are_the_schedulers_text_most_pods_first(outputs: list[RunOutput]) -> None:
+    reasons = report_data("small", outputs).variants[0].wait_reasons
+    assert reasons and all("nodes are available" in r.reason for r in reasons)
+    assert [r.pods for r in reasons] == sorted((r.pods for r in reasons), reverse=True)
+    assert all(r.example_pod.startswith("ml/train-") for r in reasons)
+
+
+def test_one_metrics_set_per_run_labelled_with_variant_and_seed(outputs: list[RunOutput]) -> None:
+    sets = metrics_sets(outputs)
+    assert [dict(s.labels) for s in sets] == [
+        {"variant": "dra", "seed": "7"}, {"variant": "dra", "seed": "8"},
+        {"variant": "device-plugin", "seed": "7"}, {"variant": "device-plugin", "seed": "8"}]
+
+
+def test_a_run_without_samples_cannot_be_exported(outputs: list[RunOutput]) -> None:
+    bare = RunOutput(outputs[0].result, None)
+    with pytest.raises(MissingTimeline, match="dra/7"):
+        metrics_sets([bare])
