@@ -186,8 +186,8 @@ GOOD = [
     ("keda defaults", "autoscaler: {kind: hpa, metric: DCGM_FI_DEV_GPU_UTIL, target: 70, maxReplicas: 4}",
      "autoscaler: {kind: keda, target: 70, pollingInterval: 10s}",
      lambda r: (r.services[0].autoscaler.min_replicas, r.services[0].autoscaler.max_replicas,
-                r.services[0].autoscaler.settings["pollingIntervalSeconds"],
-                r.services[0].autoscaler.settings["cooldownPeriodSeconds"]) == (0, 100, 10, 300)),
+                r.services[0].autoscaler.settings["pollingInterval"],
+                r.services[0].autoscaler.settings["cooldownPeriod"]) == (0, 100, 10, 300)),
     ("cold start", "  seed: 7", "  seed: 7\n  coldStart: {images: {vllm: 12Gi}, models: {serve: 16Gi}, "
      "clusterCache: true, warmUp: 1m}",
      lambda r: r.cold_start.image_bytes == {"vllm": 12 * 2**30} and r.cold_start.cluster_cache

@@ -147,7 +147,7 @@ def test_autoscaler_override_replaces_only_what_it_names(tmp_path: Path) -> None
     assert (dcgm.metric, dcgm.target, dcgm.max_replicas) == ("DCGM_FI_DEV_GPU_UTIL", 70, 6)
     assert (cpu.metric, cpu.target, cpu.max_replicas) == ("cpu", 60, 6)
     # bounds the service does not set take the new kind's defaults (KEDA: from zero), the ones it sets stay
-    assert (keda.kind, keda.min_replicas, keda.max_replicas, keda.settings["cooldownPeriodSeconds"]) == (
+    assert (keda.kind, keda.min_replicas, keda.max_replicas, keda.settings["cooldownPeriod"]) == (
         "keda", 0, 6, 300)
 
 

@@ -103,6 +103,7 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dratwin.api.intake import admit
     from dratwin.catalog import load_catalog
     from dratwin.cli.simulate_scenario import is_scenario_file, run_scenario, write_files, written_lines
     from dratwin.sim.batch import RunOutput
@@ -115,9 +116,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--until: {error}") from None
     if is_scenario_file(args.scenario):
         return run_scenario(args, until)
-    objects = load_inputs([args.scenario], args.recursive, "simulate")
+    # As the API server takes them (and schedule does): a malformed object is refused with its errors,
+    # older API versions are read as v1, before the workloads are told from the cluster.
+    admitted = admit(load_inputs([args.scenario], args.recursive, "simulate"))
+    refused = admitted.rejections()
     seed = 0 if args.seed is None else args.seed
-    spec = run_spec(objects, name=args.scenario, seed=seed, until_seconds=until, provisioner=args.provisioner)
+    spec = run_spec(admitted.objects, name=args.scenario, seed=seed, until_seconds=until,
+                    provisioner=args.provisioner)
     wants_samples = any(p is not None for p in (args.report, args.metrics, args.table))
     progress = _Progress(sys.stderr, spec.until_seconds) if sys.stderr.isatty() else None
     options = SimOptions(gates=args.feature_gates, catalog=load_catalog(), keep_events=args.events is not None,
@@ -128,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
     if args.events is not None:
         _write_events(args.events, simulation.events)
     result = simulation.result
+    result.notes = [*refused, *result.notes]
     written = write_files(args, args.scenario, [RunOutput(result, simulation.timeline)])
     if args.output == "json":
         sys.stdout.write(render_json(result))
@@ -135,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_table(result))
     for line in written_lines(written):
         print(line, file=sys.stderr if args.output == "json" else sys.stdout)
-    return 1 if result.pods_pending_at_end else 0
+    return 1 if result.pods_pending_at_end or refused else 0
 
 
 def render_json(result: RunResult) -> str:

@@ -1,7 +1,7 @@
 """A service's autoscaler as written (HPA or KEDA) read into an :class:`AutoscalerSpec` with upstream defaults.
 
-``AutoscalerSpec.settings`` carries the algorithm's knobs in seconds, under these keys; the defaults are the
-upstream ones:
+The scenario's knobs, in seconds, with the upstream defaults (:func:`core_settings` hands them to the HPA and
+KEDA cores under the keys those read):
 
 - both: ``tolerance`` 0.1 (kube-controller-manager's ``--horizontal-pod-autoscaler-tolerance``; KEDA drives
   an HPA), ``syncPeriodSeconds`` 15 (``--horizontal-pod-autoscaler-sync-period``),
@@ -83,4 +83,24 @@ def autoscaler_spec(written: fmt.Autoscaler, path: FieldPath, judge: Judge) -> A
             settings["activationThreshold"] = written.activation_threshold
     if any(p.is_error for p in judge.reporter.sink[before:]):
         return None
-    return AutoscalerSpec(kind, metric, float(written.target or 0.0), least, most, settings)
+    given_up = written.scale_up_stabilization is not None
+    return AutoscalerSpec(kind, metric, float(written.target or 0.0), least, most, core_settings(settings, given_up))
+
+
+def core_settings(settings: dict[str, float], scale_up_given: bool) -> dict[str, object]:
+    """The settings in the keys the HPA and KEDA cores read (:mod:`dratwin.autoscaling`): the scale-down
+    window is the controller's ``downscaleStabilizationSeconds`` (the HPA without ``spec.behavior``); a
+    scale-up window written in the scenario becomes a ``behavior`` with both windows, as an HPA object would
+    have it; KEDA's durations are its ScaledObject fields ``pollingInterval`` and ``cooldownPeriod``."""
+    core: dict[str, object] = {"tolerance": settings["tolerance"], "syncPeriodSeconds": settings["syncPeriodSeconds"],
+                               "downscaleStabilizationSeconds": settings["scaleDownStabilizationSeconds"]}
+    if scale_up_given:
+        core["behavior"] = {
+            "scaleUp": {"stabilizationWindowSeconds": settings["scaleUpStabilizationSeconds"]},
+            "scaleDown": {"stabilizationWindowSeconds": settings["scaleDownStabilizationSeconds"]},
+        }
+    for ours, theirs in (("pollingIntervalSeconds", "pollingInterval"), ("cooldownPeriodSeconds", "cooldownPeriod"),
+                         ("activationThreshold", "activationThreshold")):
+        if ours in settings:
+            core[theirs] = settings[ours]
+    return core

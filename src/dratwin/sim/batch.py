@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from dratwin.catalog import load_catalog
+from dratwin.errors import DratwinError, InputError
 from dratwin.scenario.model import RunSpec
 from dratwin.sim.outcomes import RunResult
 from dratwin.sim.run import SimOptions, simulate
@@ -94,4 +95,9 @@ def _runs_of(request: BatchRequest) -> list[RunSpec]:
 
 
 def _worker(request: BatchRequest, index: int) -> RunOutput:
-    return run_one(_runs_of(request)[index], request)
+    try:
+        return run_one(_runs_of(request)[index], request)
+    except DratwinError as error:
+        # Its message, as a plain InputError: an error class with arguments of its own may not unpickle in
+        # the parent, and the pool would then report only that a worker died.
+        raise InputError(str(error)) from None

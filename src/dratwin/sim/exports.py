@@ -2,7 +2,8 @@
 
 The report shows, per variant, GPU-hours and cost as the means over its seeds, and the pod counts, series,
 heatmap and latency samples of its first seed (one run's curves are what a cluster would show; averaging curves of
-different arrivals shows none). GPU use inside an allocation is not simulated yet, so the page's "used"
+different arrivals shows none). The inference services' GPU use (RunResult.services) is not drawn or
+exported here yet, and a training Job's use inside its allocation is not modelled, so the page's "used"
 series are empty and used GPU-hours are 0, and the metrics carry no DCGM utilization or memory fields.
 """
 
@@ -18,8 +19,9 @@ from dratwin.sim.timeline import Timeline
 
 START_UNIX = 1767225600.0  # 2026-01-01T00:00:00Z: the simulated time 0 in the metrics files
 TOP_REASONS = 10
-NOT_MODELLED = ("GPU use within an allocation is not simulated yet: 'used' is empty and "
-                "DCGM_FI_DEV_GPU_UTIL, DCGM_FI_DEV_FB_USED and the profiling fields are not written")
+NOT_MODELLED = ("GPU use within an allocation is not drawn or exported yet (the services' utilization is in "
+                "-o json): 'used' is empty and DCGM_FI_DEV_GPU_UTIL, DCGM_FI_DEV_FB_USED and the profiling fields "
+                "are not written")
 
 
 class MissingTimeline(ValueError):

@@ -75,6 +75,9 @@ def read_pods(path: str | Path) -> list[AlibabaPod]:
     return list(_read(Path(path), POD_COLUMNS, POD_OPTIONAL_COLUMNS, _pod))
 
 
+MAX_VALUE = 10**15
+
+
 class _Row:
     """One CSV row with its place, so that every bad value says where it is."""
 
@@ -87,11 +90,15 @@ class _Row:
     def integer(self, column: str) -> int:
         value = self.text(column)
         try:
-            return int(value)
+            number = int(value)
         except ValueError:
             raise InputError(
                 f"{self.path}:{self.line}: column {column}: {value!r} is not a whole number"
             ) from None
+        if abs(number) > MAX_VALUE:  # the replay counts in 64-bit integers
+            raise InputError(f"{self.path}:{self.line}: column {column}: {value} is out of range "
+                             f"(at most {MAX_VALUE:,}: millicores, MiB and GPUs of one node or pod)")
+        return number
 
     def optional_integer(self, column: str) -> int | None:
         return self.integer(column) if self.text(column) else None
