@@ -193,3 +193,25 @@ def test_runs_are_the_same_in_another_process(tmp_path: Path) -> None:
     digests = {subprocess.run([sys.executable, "-c", _DIGEST, path], env={**os.environ, "PYTHONHASHSEED": seed},
                               capture_output=True, text=True, check=True).stdout for seed in ("1", "2")}
     assert len(digests) == 1 and len(digests.pop().strip()) == 64
+
+
+
+def test_every_autoscaler_of_the_example_is_one_the_cores_accept() -> None:
+    # The scenario hands its knobs to the HPA and KEDA cores; a key they do not read is refused there.
+    from dratwin.autoscaling.hpa import HpaConfig
+    from dratwin.autoscaling.keda import KedaConfig
+    from dratwin.scenario.autoscaling import HPA_DEFAULTS, KEDA_DEFAULTS, core_settings
+    from dratwin.scenario.model import AutoscalerSpec
+
+    example = Path(__file__).parents[2] / "examples" / "simulate" / "eks-gpu-fleet.yaml"
+    _, runs = load(example)
+    scalers = [s.autoscaler for run in runs for s in run.services if s.autoscaler is not None]
+    assert {a.metric for a in scalers} == {"DCGM_FI_DEV_GPU_UTIL", "cpu"}
+    for scaler in scalers:
+        assert HpaConfig.from_spec(scaler).max_replicas == scaler.max_replicas
+    for scale_up_given in (False, True):
+        hpa = AutoscalerSpec("hpa", "cpu", 60.0, 1, 4, core_settings(dict(HPA_DEFAULTS), scale_up_given))
+        assert (HpaConfig.from_spec(hpa).behavior is not None) == scale_up_given
+        keda = AutoscalerSpec("keda", "DCGM_FI_DEV_GPU_UTIL", 60.0, 0, 4,
+                              core_settings(dict(KEDA_DEFAULTS), scale_up_given))
+        assert KedaConfig.from_spec(keda) is not None
