@@ -4,16 +4,16 @@ Cluster objects (nodes, slices, classes, claims, templates, PriorityClasses) are
 Workloads (Pods, Jobs, Deployments, ReplicaSets, StatefulSets) arrive at ``dratwin.io/arrive-at``
 (default 0) and each of their pods runs for ``dratwin.io/run-for`` once started (default: until the end).
 Karpenter runs when the manifests hold a Karpenter NodePool.
-Durations: ``90``, ``30s``, ``10m``, ``2h``, ``7d``, or combined, ``1h30m``.
+Durations as in scenario files: ``30s``, ``10m``, ``2h``, ``7d``, or combined, ``1h30m``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from dratwin.api.loader import LoadedObject
 from dratwin.errors import InputError
+from dratwin.scenario import quantities
 from dratwin.scenario.model import Arrival, Provisioner, RunSpec
 
 ARRIVE_AT = "dratwin.io/arrive-at"
@@ -21,10 +21,6 @@ RUN_FOR = "dratwin.io/run-for"
 WORKLOAD_KINDS = frozenset({"Pod", "Job", "Deployment", "ReplicaSet", "StatefulSet"})
 DEFAULT_UNTIL_SECONDS = 86400.0
 
-_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)([smhd]))+$")
-_PART = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
-DURATION_HINT = "write a duration such as 90, 30s, 10m, 2h, 7d or 1h30m"
 
 
 class DurationError(InputError):
@@ -32,16 +28,14 @@ class DurationError(InputError):
 
 
 def parse_duration(text: str) -> float:
-    """Seconds in a duration; :class:`DurationError` (its message says what is accepted) otherwise."""
-    value = text.strip()
+    """Seconds in a duration, read as a scenario file reads them (:mod:`dratwin.scenario.quantities`: Go's
+    syntax plus ``d``; a bare number is refused except 0); :class:`DurationError` with the hint otherwise."""
     try:
-        seconds = float(value)
-    except ValueError:
-        if not _DURATION.match(value):
-            raise DurationError(f"{text!r} is not a duration: {DURATION_HINT}") from None
-        seconds = sum(float(number) * _UNITS[unit] for number, unit in _PART.findall(value))
-    if seconds < 0 or seconds != seconds or seconds == float("inf"):
-        raise DurationError(f"{text!r} is not a duration: {DURATION_HINT} (not negative)")
+        seconds = quantities.parse_duration(text.strip())
+    except quantities.NotationError as error:
+        raise DurationError(f"{text!r} {error.message}: {error.hint}") from None
+    if seconds < 0:
+        raise DurationError(f"{text!r} is negative: {quantities.DURATION_HINT}")
     return seconds
 
 
