@@ -93,7 +93,8 @@ def simulate_text(text: str, *, until: str = "1h", seed: int = 0, check: bool = 
     spec = dataclasses.replace(spec, default_node_launch_seconds=launch_seconds, services=tuple(services),
                                cold_start=cold_start_spec or ColdStartSpec())
     return simulate(spec, SimOptions(catalog=load_catalog(), check_invariants=check, keep_events=events,
-                                     cold_start=cold_start, keda_activation_on_request_rate=keda_on_rate))
+                                     cold_start=cold_start, keda_activation_on_request_rate=keda_on_rate,
+                                     keep_utilization=True))
 
 
 def times(sim: Simulation, type_: str, kind: str, key_prefix: str = "") -> list[float]:

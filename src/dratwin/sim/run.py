@@ -49,6 +49,9 @@ class SimOptions:
     keep_events: bool = False
     progress: Callable[[float, int], None] | None = None
     sample_every: float | None = None  # seconds between the samples of Simulation.timeline; None: none taken
+    # Every replica's GPU utilization at every autoscaler sync (about 1.5 million samples in a simulated week):
+    # kept for what exports them, not for every run's JSON.
+    keep_utilization: bool = False
 
 
 @dataclass
@@ -85,8 +88,8 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
         starts.revised = kubelet.revise
         workloads.creatable_at = starts.creatable_at
     ClaimController(store)
-    services = ServiceController(engine, store, deployments, spec.services,
-                                 options.keda_activation_on_request_rate) if spec.services else None
+    services = ServiceController(engine, store, deployments, spec.services, options.keda_activation_on_request_rate,
+                                 options.keep_utilization) if spec.services else None
     provisioner = None
     catalog = options.catalog
     if spec.provisioner != "none":
