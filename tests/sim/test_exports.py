@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from dratwin.report import build_figures
 from dratwin.sim.batch import BatchRequest, RunOutput, run_all
 from dratwin.sim.compare import compare
 from dratwin.sim.exports import MissingTimeline, metrics_sets, report_data
+from dratwin.sim.outcomes import ServiceOutcome
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +37,17 @@ def test_gpu_hours_and_cost_are_the_comparisons_means(outputs: list[RunOutput]) 
         assert variant.summary.gpu_hours_idle == means[variant.name].gpu_hours_idle
         assert variant.summary.cost_dollars == means[variant.name].cost_usd
         assert variant.summary.gpu_hours_used == 0.0 and variant.used_gpus.times == ()
+
+
+def test_slo_misses_are_the_first_seeds_services(outputs: list[RunOutput]) -> None:
+    first = outputs[0]
+    missed = dataclasses.replace(first.result, services=[
+        ServiceOutcome("ml/serve", "hpa", "DCGM_FI_DEV_GPU_UTIL", requests=100.0, served=60.4, slo_misses=39.6),
+        ServiceOutcome("ml/chat", "keda", "DCGM_FI_DEV_GPU_UTIL", requests=10.0, served=9.0, slo_misses=1.0),
+    ])
+    data = report_data("small", [RunOutput(missed, first.timeline), *outputs[1:]])
+    assert data.variants[0].summary.slo_misses == 41
+    assert report_data("small", outputs).variants[0].summary.slo_misses == 0  # the small scenario has no service
 
 
 def test_series_and_latencies_are_the_first_seeds(outputs: list[RunOutput]) -> None:

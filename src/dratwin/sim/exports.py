@@ -63,6 +63,7 @@ def _variant(output: RunOutput, summary: VariantSummary) -> Variant:
             gpu_hours_allocated=summary.gpu_hours_allocated, gpu_hours_used=0.0,
             gpu_hours_idle=summary.gpu_hours_idle, cost_dollars=summary.cost_usd,
             pods_completed=result.pods_succeeded, pods_never_placed=result.pods_pending_at_end,
+            slo_misses=round(sum(service.slo_misses for service in result.services)),
         ),
         allocated_gpus=series(timeline.allocated_gpus),
         used_gpus=TimeSeries(times=(), values=()),
