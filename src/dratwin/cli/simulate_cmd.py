@@ -81,6 +81,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                         "else none: a static fleet)")
     parser.add_argument("-j", "--jobs", type=_positive, default=None, metavar="N",
                         help="runs of a scenario at once, in processes (default: the CPU count); same results")
+    parser.add_argument("--executor", choices=("processes", "ray"), default="processes",
+                        help="where the runs of a scenario or sweep run: processes of this machine, or Ray "
+                        "(pip install 'dratwin[ray]'); same results")
+    parser.add_argument("--address", default=None, metavar="ADDRESS",
+                        help="with --executor ray: ray://HOST:10001 (a cluster's Ray Client), auto (the cluster "
+                        "of this machine) or local (a Ray started here); default: RAY_ADDRESS, else a Ray here")
     parser.add_argument("--report", metavar="FILE.html", default=None,
                         help="write one self-contained HTML page (plots over time, the variants compared)")
     parser.add_argument("--metrics", metavar="FILE.prom", default=None,
@@ -105,7 +111,7 @@ def _positive(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from dratwin.api.intake import admit
     from dratwin.catalog import load_catalog
-    from dratwin.cli.simulate_scenario import is_scenario_file, run_scenario, write_files, written_lines
+    from dratwin.cli.simulate_scenario import has_kind, is_scenario_file, run_scenario, write_files, written_lines
     from dratwin.sim.batch import RunOutput
     from dratwin.sim.quick_scenario import DurationError, parse_duration, run_spec
     from dratwin.sim.run import SimOptions, simulate
@@ -114,8 +120,15 @@ def run(args: argparse.Namespace) -> int:
         until = parse_duration(args.until) if args.until is not None else None
     except DurationError as error:
         raise InputError(f"--until: {error}") from None
+    if has_kind(args.scenario, "Sweep"):
+        from dratwin.cli.simulate_sweep import run_sweep
+
+        return run_sweep(args, until)
     if is_scenario_file(args.scenario):
         return run_scenario(args, until)
+    if args.executor != "processes" or args.address is not None:
+        raise InputError(f"--executor/--address: {args.scenario} is one run of manifests; runs go to Ray for a "
+                         "kind: Scenario or kind: Sweep file")
     # As the API server takes them (and schedule does): a malformed object is refused with its errors,
     # older API versions are read as v1, before the workloads are told from the cluster.
     admitted = admit(load_inputs([args.scenario], args.recursive, "simulate"))

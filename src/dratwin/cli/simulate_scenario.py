@@ -18,56 +18,54 @@ from dratwin.errors import InputError
 from dratwin.sim.compare import compare
 
 if TYPE_CHECKING:
+    from dratwin.scenario import ScenarioError
+    from dratwin.scenario.model import RunSpec
     from dratwin.sim.batch import RunOutput
     from dratwin.sim.compare import VariantSummary
     from dratwin.sim.outcomes import RunResult
 
 EXIT_OK, EXIT_UNPLACED, EXIT_BAD_INPUT = 0, 1, 2
-SCENARIO_KIND = re.compile(r"^\s*kind:\s*[\"']?Scenario[\"']?\s*(#.*)?$" r'|"kind"\s*:\s*"Scenario"', re.M)
+
+
+def _kind_line(kind: str) -> re.Pattern[str]:
+    return re.compile(rf"^\s*kind:\s*[\"']?{kind}[\"']?\s*(#.*)?$" rf'|"kind"\s*:\s*"{kind}"', re.M)
+
+
+KIND_LINES = {kind: _kind_line(kind) for kind in ("Scenario", "Sweep")}
 
 
 def is_scenario_file(path: str) -> bool:
     """Whether ``path`` is a file with a ``kind: Scenario`` document (else it is read as manifests)."""
+    return has_kind(path, "Scenario")
+
+
+def has_kind(path: str, kind: str) -> bool:
+    """Whether ``path`` is a file with a document of ``kind`` (``Scenario`` or ``Sweep``)."""
     file = Path(path)
     if not file.is_file():
         return False
     try:
         text = file.read_text(encoding="utf-8")
-        if not SCENARIO_KIND.search(text):  # a large dump of manifests is not parsed twice
+        if not KIND_LINES[kind].search(text):  # a large dump of manifests is not parsed twice
             return False
         documents = list(yaml.safe_load_all(text))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return False  # the manifest reader says what is wrong with it
-    return any(isinstance(d, dict) and d.get("kind") == "Scenario" for d in documents)
+    return any(isinstance(d, dict) and d.get("kind") == kind for d in documents)
 
 
 def run_scenario(args: argparse.Namespace, until: float | None) -> int:
     from dratwin import scenario
-    from dratwin.sim.batch import BatchRequest, run_all
-    from dratwin.sim.timeline import DEFAULT_SAMPLE_SECONDS
 
     _refuse_bare_only(args)
     seeds = None if args.seed is None else (args.seed,)
     try:
         loaded, runs = scenario.load(args.scenario, seeds=seeds, until_seconds=until)
     except scenario.ScenarioError as error:
-        for problem in error.problems:
-            print(problem, file=sys.stderr)
-        errors = sum(p.is_error for p in error.problems)
-        print(f"dratwin simulate: {errors} error{'s' * (errors != 1)} in {args.scenario}; "
-              f"`dratwin validate -f {args.scenario}` checks it", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return print_problems(error, args.scenario)
     for warning in loaded.warnings:
         print(warning, file=sys.stderr)
-    wants_samples = any(p is not None for p in (args.report, args.metrics, args.table))
-    request = BatchRequest(args.scenario, seeds, until, args.feature_gates,
-                           DEFAULT_SAMPLE_SECONDS if wants_samples else None)
-    progress = BatchLine(sys.stderr, runs) if sys.stderr.isatty() else None
-    jobs = args.jobs if args.jobs is not None else _default_jobs()
-    outputs = run_all(request, runs, jobs, progress.done_one if progress else None,
-                      progress.during if progress else None)
-    if progress is not None:
-        progress.clear()
+    outputs = run_batch(args, runs, until)
     written = write_files(args, loaded.name, outputs)
     results = [o.result for o in outputs]
     if args.output == "json":
@@ -82,6 +80,35 @@ def run_scenario(args: argparse.Namespace, until: float | None) -> int:
     return EXIT_UNPLACED if any(r.pods_pending_at_end for r in results) else EXIT_OK
 
 
+def print_problems(error: ScenarioError, path: str) -> int:
+    for problem in error.problems:
+        print(problem, file=sys.stderr)
+    errors = sum(p.is_error for p in error.problems)
+    print(f"dratwin simulate: {errors} error{'s' * (errors != 1)} in {path}; "
+          f"`dratwin validate -f {path}` checks it", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def run_batch(args: argparse.Namespace, runs: Sequence[RunSpec], until: float | None,
+              *, sweep: bool = False) -> list[RunOutput]:
+    """Every run, with the executor of ``--executor`` and a progress line on a terminal."""
+    from dratwin.sim.batch import BatchRequest, run_all
+    from dratwin.sim.executors import make_executor
+    from dratwin.sim.timeline import DEFAULT_SAMPLE_SECONDS
+
+    seeds = None if args.seed is None else (args.seed,)
+    wants_samples = any(p is not None for p in (args.report, args.metrics, args.table))
+    request = BatchRequest(args.scenario, seeds, until, args.feature_gates,
+                           DEFAULT_SAMPLE_SECONDS if wants_samples else None, sweep=sweep)
+    progress = BatchLine(sys.stderr, runs) if sys.stderr.isatty() else None
+    executor = make_executor(args.executor, len(runs), jobs=args.jobs, address=args.address,
+                             on_progress=progress.during if progress else None)
+    outputs = run_all(request, runs, executor=executor, on_done=progress.done_one if progress else None)
+    if progress is not None:
+        progress.clear()
+    return outputs
+
+
 def _refuse_bare_only(args: argparse.Namespace) -> None:
     """Options of the bare form that a scenario file says itself, or that it does not do yet."""
     if args.provisioner is not None:
@@ -90,12 +117,6 @@ def _refuse_bare_only(args: argparse.Namespace) -> None:
     if args.events is not None:
         raise InputError("--events: the event log is written for the bare form (one run) only; for a scenario "
                          "use -o json, --metrics or --table")
-
-
-def _default_jobs() -> int:
-    from dratwin.sim.batch import default_jobs
-
-    return default_jobs()
 
 
 def write_files(args: argparse.Namespace, name: str, outputs: Sequence[RunOutput]) -> dict[str, str]:

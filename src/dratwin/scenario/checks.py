@@ -55,7 +55,7 @@ def interpret(written: fmt.ScenarioFile, judge: Judge, child: Child) -> Plan:
     duration = judge.duration((*_SPEC, "duration"), spec.duration, positive=True) or 0.0
     cluster = _cluster(spec.cluster, (*_SPEC, "cluster"), judge, child)
     workloads = tuple(_workloads(spec.workloads, duration, judge, child))
-    _check_scoring(spec.scoring, (*_SPEC, "scoring"), judge)
+    check_scoring(spec.scoring, (*_SPEC, "scoring"), judge)
     return Plan(
         name=written.metadata.name,
         duration_seconds=duration,
@@ -71,15 +71,19 @@ def interpret(written: fmt.ScenarioFile, judge: Judge, child: Child) -> Plan:
 def _seeds(spec: fmt.Spec, judge: Judge) -> tuple[int, ...]:
     if spec.seeds and spec.seed is not None:
         judge.forbidden((*_SPEC, "seeds"), "give either seed or seeds, not both", "put the seed into the seeds list")
-    seen: set[int] = set()
-    for index, seed in enumerate(spec.seeds):
-        if seed in seen:
-            judge.duplicate((*_SPEC, "seeds", index), seed, "a repeated seed repeats a run", "give each seed once")
-        seen.add(seed)
+    check_seeds(spec.seeds, (*_SPEC, "seeds"), judge)
     return tuple(spec.seeds) or (spec.seed if spec.seed is not None else DEFAULT_SEED,)
 
 
-def _check_scoring(value: str, path: FieldPath, judge: Judge) -> None:
+def check_seeds(seeds: Sequence[int], path: FieldPath, judge: Judge) -> None:
+    seen: set[int] = set()
+    for index, seed in enumerate(seeds):
+        if seed in seen:
+            judge.duplicate((*path, index), seed, "a repeated seed repeats a run", "give each seed once")
+        seen.add(seed)
+
+
+def check_scoring(value: str, path: FieldPath, judge: Judge) -> None:
     if value not in SCORING:
         judge.unsupported(path, value, list(SCORING))
 
@@ -96,7 +100,7 @@ def _cluster(cluster: fmt.Cluster, path: FieldPath, judge: Judge, child: Child) 
                           "EC2NodeClasses (or Auto Mode NodeClasses)", "put other objects into cluster.objects")
         objects.append(child(where, raw))
     for index, entry in enumerate(cluster.generate):
-        _generate_entry(entry, (*path, "generate", index), judge)
+        check_generate_entry(entry, (*path, "generate", index), judge)
     launch = cluster.launch_times or fmt.LaunchTimes()
     default_launch = 60.0
     if launch.default is not None:
@@ -109,7 +113,7 @@ def _cluster(cluster: fmt.Cluster, path: FieldPath, judge: Judge, child: Child) 
     return ClusterPlan(cluster, path, tuple(objects), by_type, default_launch)
 
 
-def _generate_entry(entry: fmt.GenerateEntry, path: FieldPath, judge: Judge) -> None:
+def check_generate_entry(entry: fmt.GenerateEntry, path: FieldPath, judge: Judge) -> None:
     if entry.count < 1:
         judge.invalid((*path, "count"), entry.count, "must be at least 1")
     for index, text in enumerate(entry.mig):
@@ -370,9 +374,8 @@ def _variant(variant: fmt.Variant, path: FieldPath, base: ClusterPlan, workloads
     cluster = _cluster(over.cluster, (*path, "cluster"), judge, child) if over.cluster is not None else None
     generated = (cluster or base).written.generate
     for name, value in (("gpuManager", over.gpu_manager), ("sharing", over.sharing)):
-        if value is not None and not generated:
-            judge.forbidden((*path, name), "applies to generated nodes, and the cluster has no cluster.generate",
-                            "describe the fleet with cluster.generate (instance types and counts)")
+        if value is not None:
+            needs_generated((*path, name), generated, judge)
     mig: tuple[MigRequest, ...] | None = None
     mig_types: tuple[str, ...] = ()
     if over.sharing == "whole":
@@ -382,14 +385,10 @@ def _variant(variant: fmt.Variant, path: FieldPath, base: ClusterPlan, workloads
             judge.required((*path, "sharing", "mig"), "name the MIG profiles", "e.g. mig: [3g.40gb=1, 1g.10gb]")
         found = [mig_request((*path, "sharing", "mig", i), t, judge) for i, t in enumerate(over.sharing.mig)]
         mig = tuple(m for m in found if m is not None)
-        types = {entry.instance_type for entry in generated}
-        for index, name in enumerate(over.sharing.instance_types):
-            if name not in types:
-                judge.not_found((*path, "sharing", "instanceTypes", index), name, "no generate entry of this "
-                                "instance type", did_you_mean(name, types) or f"one of: {', '.join(sorted(types))}")
+        check_sharing_types((*path, "sharing", "instanceTypes"), over.sharing.instance_types, generated, judge)
         mig_types = tuple(over.sharing.instance_types)
     if over.scoring is not None:
-        _check_scoring(over.scoring, (*path, "scoring"), judge)
+        check_scoring(over.scoring, (*path, "scoring"), judge)
     autoscalers: dict[str, AutoscalerSpec | None] = {}
     if over.autoscaler is not None:
         services = [w for w in workloads if w.service is not None]
@@ -401,7 +400,25 @@ def _variant(variant: fmt.Variant, path: FieldPath, base: ClusterPlan, workloads
             combined = merged(workload.service.written_autoscaler, over.autoscaler)
             autoscalers[workload.name] = autoscaler_spec(combined, (*path, "autoscaler"), judge)
     templates = _template_overrides(over, path, workloads, judge, child)
-    return VariantPlan(variant.name, over.gpu_manager, mig, mig_types, over.scoring, cluster, autoscalers, templates)
+    return VariantPlan(variant.name, over.gpu_manager, mig, mig_types, over.scoring, cluster, autoscalers, templates,
+                       over.autoscaler)
+
+
+def needs_generated(path: FieldPath, generated: Sequence[fmt.GenerateEntry], judge: Judge) -> None:
+    """GPU managers and MIG layouts are options of generated nodes: a fleet without ``generate`` has none."""
+    if not generated:
+        judge.forbidden(path, "applies to generated nodes, and the cluster has no cluster.generate",
+                        "describe the fleet with cluster.generate (instance types and counts)")
+
+
+def check_sharing_types(path: FieldPath, names: Sequence[str], generated: Sequence[fmt.GenerateEntry],
+                        judge: Judge) -> None:
+    """The instance types a MIG layout is limited to are generated by the cluster."""
+    types = {entry.instance_type for entry in generated}
+    for index, name in enumerate(names):
+        if name not in types:
+            judge.not_found((*path, index), name, "no generate entry of this instance type",
+                            did_you_mean(name, types) or f"one of: {', '.join(sorted(types))}")
 
 
 def _template_overrides(over: fmt.Overrides, path: FieldPath, workloads: Sequence[WorkloadPlan], judge: Judge,

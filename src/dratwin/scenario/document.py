@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ class Scenario:
     path: str
     plan: Plan
     warnings: tuple[Problem, ...] = ()
+    inputs: Inputs | None = field(default=None, repr=False, compare=False)  # the files it names, read
 
 
 class ScenarioError(InputError):
@@ -116,7 +117,7 @@ def check_document(doc: LoadedObject, *, seeds: Sequence[int] | None = None, unt
         return None, [], problems
     judged_from = len(problems)
     base = Path(doc.source.path).parent
-    plan = interpret(written, judge, _children(doc))
+    plan = interpret(written, judge, children(doc))
     inputs = _read_inputs(doc, plan, base, judge)
     problems += _validate_manifests(plan, inputs, compiler)
     if findings:
@@ -128,7 +129,7 @@ def check_document(doc: LoadedObject, *, seeds: Sequence[int] | None = None, unt
     if judge.failed:
         return None, [], _ordered(problems)
     ordered = _ordered(problems)
-    return Scenario(plan.name, doc.source.path, plan, tuple(ordered)), runs, ordered
+    return Scenario(plan.name, doc.source.path, plan, tuple(ordered), inputs), runs, ordered
 
 
 def _near(field: str, paths: Sequence[FieldPath]) -> bool:
@@ -154,7 +155,7 @@ def _without(raw: dict[str, Any], paths: Sequence[FieldPath]) -> dict[str, Any]:
     return pruned
 
 
-def _children(doc: LoadedObject) -> Any:
+def children(doc: LoadedObject) -> Any:
     """Makes the objects embedded in the scenario: their source is the scenario file, their lines its lines."""
 
     def child(path: FieldPath, raw: dict[str, Any]) -> LoadedObject:
