@@ -59,9 +59,13 @@ class Outcome:
 
 
 def simulate(*args: str) -> Outcome:
+    return dratwin("simulate", *args)
+
+
+def dratwin(*args: str) -> Outcome:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["simulate", *args])
+        code = main(list(args))
     return Outcome(code, out.getvalue(), err.getvalue())
 
 

@@ -21,6 +21,8 @@ from dratwin.cli.main import add_file_arguments
 from dratwin.cluster.roles import node_roles
 from dratwin.errors import DratwinError
 from dratwin.scenario.document import check_document, is_scenario
+from dratwin.scenario.sweep import check_document as check_sweep
+from dratwin.scenario.sweep import is_sweep
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
@@ -107,10 +109,12 @@ def run(args: argparse.Namespace) -> int:
     if inputs.empty:
         problems.append(note_problem(inputs.empty_note()))
     typed: list[tuple[LoadedObject, msgspec.Struct]] = []
-    manifests = [obj for obj in inputs.objects if not is_scenario(obj)]
+    manifests = [obj for obj in inputs.objects if not is_scenario(obj) and not is_sweep(obj)]
     problems += validate_objects(manifests, compiler, features, typed=typed)
     for scenario in (obj for obj in inputs.objects if is_scenario(obj)):
         problems += check_document(scenario, compiler=compiler)[2]
+    for sweep in (obj for obj in inputs.objects if is_sweep(obj)):
+        problems += check_sweep(sweep, compiler=compiler)[2]
     problems += device_manager_conflicts(typed)
     problems = _in_input_order(problems, inputs)
     objects, files = len(inputs.objects), len(dict.fromkeys(o.source.path for o in inputs.objects))
