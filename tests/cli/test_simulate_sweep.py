@@ -4,13 +4,15 @@ results in one process and in several, the executor options, and bad files."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.builders.scenarios import write
-from tests.builders.simulate_cli import dratwin, simulate, small_scenario
+from tests.builders.simulate_cli import REPO, dratwin, simulate, small_scenario
 from tests.builders.sweeps import tiny_sweep
 
 # SMALL's two variants (dra, device-plugin) x two scoring strategies, one seed, two simulated hours
@@ -114,3 +116,16 @@ def test_validate_checks_a_sweep(tmp_path: Path) -> None:
     path = _sweep(tmp_path, "    scorring: [LeastAllocated]\n")
     outcome = dratwin("validate", "-f", path)
     assert outcome.code == 1 and f"{path}:9" in outcome.out and 'did you mean "scoring"?' in outcome.out
+
+
+def test_the_sweep_of_the_help_is_a_valid_sweep(tmp_path: Path) -> None:
+    from dratwin.cli.simulate_cmd import EPILOG
+    from dratwin.scenario.sweep import check
+
+    shutil.copytree(REPO / "examples", tmp_path / "examples")
+    block = EPILOG[EPILOG.index("    spec:\n"):EPILOG.index("\n\n", EPILOG.index("    spec:\n"))]
+    text = "apiVersion: dratwin.io/v1alpha1\nkind: Sweep\nmetadata: {name: help}\n" + textwrap.dedent(block) + "\n"
+    path = write(tmp_path / "examples" / "simulate", text, "help-sweep.yaml")
+    sweep, runs, problems = check(path, seeds=[1])
+    assert sweep is not None, [str(p) for p in problems]
+    assert len(sweep.axes) == 7 and sweep.fixed == (("fleet", "small"),) and len(runs) == 2 ** 7

@@ -27,6 +27,30 @@ side, means over the seeds. Exit status 2 with every problem of the file (file:l
   dratwin simulate scenario.yaml --metrics sim.prom --table sim.parquet
       the cluster's series every 5 simulated minutes as OpenMetrics (promtool backfills it) and a table
 
+sweep form: SCENARIO is a kind: Sweep file: a base scenario (a file, or the document inline) and axes, lists
+of values for what variants override; every combination runs with every seed, and the comparison has a
+column per axis and the means by each axis's values.
+
+    spec:
+      scenario: eks-gpu-fleet.yaml   # relative to the sweep file
+      seeds: [1, 2]
+      axes:                          # any of these; left out: as the scenario says
+        variant: [dra, dra-mig]      # the scenario's own variants (default: all of them)
+        gpuManager: [dra, device-plugin]
+        sharing: [whole, {mig: [3g.20gb=2], instanceTypes: [p4d.24xlarge]}]
+        scoring: [LeastAllocated, MostAllocated]
+        fleet:                       # one value: every run has it
+        - {name: small, generate: [{instanceType: p5.48xlarge}, {instanceType: p4d.24xlarge}]}
+        autoscalerTarget: [50, 70]   # percent, every service's autoscaler
+        autoscalerMetric: [DCGM_FI_DEV_GPU_UTIL, cpu]
+        arrivalRateScale: [1, 2]     # times the Poisson and diurnal arrival rates
+
+  dratwin simulate examples/simulate/sweep.yaml --until 12h --jobs 4
+      16 runs in four processes of this machine
+  dratwin simulate sweep.yaml --executor ray --address ray://head:10001 --report sweep.html
+      the runs as tasks of an existing Ray cluster (pip install 'dratwin[ray]'; its nodes need the same
+      dratwin); --address auto: the cluster `ray start` runs here; none: RAY_ADDRESS, else a Ray started here
+
 bare form: SCENARIO is a file or directory of ordinary manifests.
   Cluster objects (Nodes, ResourceSlices, DeviceClasses, claims, templates) exist at time 0; each workload
   (Pod, Job, Deployment, ...) arrives at its annotation dratwin.io/arrive-at (default 0s) and each of its
@@ -65,7 +89,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("scenario", metavar="SCENARIO",
-                        help="a kind: Scenario file, or a file or directory of manifests (the bare form)")
+                        help="a kind: Scenario or kind: Sweep file, or a file or directory of manifests (the bare "
+                        "form)")
     parser.add_argument("-R", "--recursive", action="store_true", help="read directories recursively")
     parser.add_argument("--until", default=None, metavar="DURATION",
                         help="how long to simulate (default: the scenario's duration; bare form: 1d, or up to "

@@ -32,7 +32,7 @@ from dratwin.scenario import sweep_format as sfmt
 from dratwin.scenario.checks import check_seeds
 from dratwin.scenario.judge import Judge
 from dratwin.scenario.model import RunSpec
-from dratwin.scenario.plan import Plan
+from dratwin.scenario.plan import Plan, VariantPlan
 from dratwin.scenario.resolve import Inputs, resolve
 from dratwin.scenario.structure import check_structure
 from dratwin.scenario.sweep_axes import Choice, Combination, combinations, judge_axes, run_name, scaled, varying
@@ -113,12 +113,9 @@ def check_document(doc: LoadedObject, *, seeds: Sequence[int] | None = None, unt
         return None, [], _unique(problems)
     inputs = _with_fleets(scenario.inputs, axes, scenario.plan, doc)
     shown = varying(axes)
-    runs: list[RunSpec] = []
-    values: dict[str, tuple[str, ...]] = {}
-    for point in points:
-        name = run_name(point, shown)
-        values[name] = tuple(label for axis, label in point.labels if axis in shown)
-        runs += _runs(point, name, plan, inputs, judge, until_seconds, written.metadata.name)
+    values = {run_name(point, shown): tuple(label for axis, label in point.labels if axis in shown)
+              for point in points}
+    runs = _runs(points, list(values), plan, inputs, judge, until_seconds, written.metadata.name)
     if judge.failed:
         return None, [], _unique(problems)
     fixed = tuple((c[0].axis, c[0].label) for c in axes if len(c) == 1)
@@ -184,12 +181,19 @@ def _with_fleets(inputs: Inputs, axes: Sequence[Sequence[Choice]], plan: Plan, d
     return replace(inputs, files=files, line_of=lines)
 
 
-def _runs(point: Combination, name: str, plan: Plan, inputs: Inputs, judge: Judge, until_seconds: float | None,
-          sweep_name: str) -> list[RunSpec]:
-    variant = replace(point.variant, name=name)
-    runs = resolve(replace(scaled(plan, point.rate_scale), variants=(variant,)), inputs, judge,
-                   until_seconds=until_seconds)
-    return [replace(run, scenario=sweep_name) for run in runs]
+def _runs(points: Sequence[Combination], names: Sequence[str], plan: Plan, inputs: Inputs, judge: Judge,
+          until_seconds: float | None, sweep_name: str) -> list[RunSpec]:
+    """Every combination's runs, in the grid's order. The combinations of one arrival rate scale are resolved
+    together, as the variants of one scenario: their arrivals are drawn once per seed."""
+    groups: dict[float, list[VariantPlan]] = {}
+    for point, name in zip(points, names, strict=True):
+        groups.setdefault(point.rate_scale, []).append(replace(point.variant, name=name))
+    by_name: dict[str, list[RunSpec]] = {}
+    for scale, variants in groups.items():
+        for run in resolve(replace(scaled(plan, scale), variants=tuple(variants)), inputs, judge,
+                           until_seconds=until_seconds):
+            by_name.setdefault(run.variant, []).append(replace(run, scenario=sweep_name))
+    return [run for name in names for run in by_name.get(name, [])]
 
 
 def _unique(problems: list[Problem]) -> list[Problem]:

@@ -106,8 +106,8 @@ def run_name(combination: Combination, shown: Sequence[str]) -> str:
 
 
 def scaled(plan: Plan, scale: float) -> Plan:
-    """The plan with its workloads' Poisson and diurnal arrival rates times ``scale`` (the same random
-    streams: a seed's arrivals at scale 2 are those at scale 1 and as many again)."""
+    """The plan with its workloads' Poisson and diurnal arrival rates times ``scale``. The random streams stay
+    the seed's: at scale 2 a Poisson workload's arrivals are those of scale 1 at half the times."""
     if scale == 1.0:
         return plan
     return replace(plan, workloads=tuple(replace(w, arrival=_scaled_arrival(w.arrival, scale))
