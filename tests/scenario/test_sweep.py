@@ -161,3 +161,8 @@ def test_fleets_and_sharing_make_other_clusters(tmp_path: Path) -> None:
     devices = [d for o in mig.objects if o.kind == "ResourceSlice" for d in o.raw["spec"].get("devices", [])]
     assert any("1g.10gb" in str(d) for d in devices)
 
+
+
+def test_a_null_axis_is_an_absent_one(tmp_path: Path) -> None:
+    sweep, runs, _ = check(write_sweep(tmp_path, sweep_text("autoscalerTarget: [50, 80]", "autoscalerTarget: null")))
+    assert sweep is not None and sweep.axes == ("variant", "scoring", "arrivalRateScale") and len(runs) == 16

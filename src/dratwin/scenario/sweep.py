@@ -95,7 +95,7 @@ def check_document(doc: LoadedObject, *, seeds: Sequence[int] | None = None, unt
     if findings:
         return None, [], problems
     try:
-        written = msgspec.convert(doc.raw, sfmt.SweepFile)
+        written = msgspec.convert(_without_nulls(doc.raw), sfmt.SweepFile)
     except msgspec.ValidationError as error:
         judge.invalid((), None, str(error))
         return None, [], problems
@@ -124,6 +124,22 @@ def check_document(doc: LoadedObject, *, seeds: Sequence[int] | None = None, unt
     return sweep, runs, ordered
 
 
+def _without_nulls(raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw`` without its ``null`` fields: as in the API server's strict decoding, ``null`` is an absent
+    field (the inline scenario is left as written: it is checked as a scenario)."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: strip(item) for key, item in value.items() if item is not None}
+        return [strip(item) for item in value] if isinstance(value, list) else value
+
+    stripped: dict[str, Any] = strip(raw)
+    spec = raw.get("spec")
+    if isinstance(spec, dict) and isinstance(spec.get("scenario"), dict):
+        stripped["spec"]["scenario"] = spec["scenario"]
+    return stripped
+
+
 def _check_header(written: sfmt.SweepFile, judge: Judge) -> None:
     if written.api_version != fmt.API_VERSION:
         judge.unsupported(("apiVersion",), written.api_version, [fmt.API_VERSION])
@@ -150,7 +166,8 @@ def _base(written: str | dict[str, Any], doc: LoadedObject, seeds: Sequence[int]
             judge.invalid(where, written, str(error))
             return None, []
         if len(loaded) != 1:
-            judge.invalid(where, written, f"a scenario file holds one document, this one has {len(loaded)}")
+            judge.invalid(where, written, f"a scenario file holds one document, this one has {len(loaded)}",
+                          "name a kind: Scenario file (a sweep runs a scenario, not manifests)")
             return None, []
         base = loaded[0]
     else:
