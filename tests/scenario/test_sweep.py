@@ -42,6 +42,11 @@ BAD = [
      "    - {name: a, generate: [{instanceType: g6.12xlarge}]}\n", 14, "spec.axes.fleet[1]", "give each value once"),
     ("fleet entry of no count", AXES_END, AXES_END + "    fleet: [{name: a, generate: [{instanceType: p5.48xlarge, "
      "count: 0}]}]\n", 12, "spec.axes.fleet[0].generate[0].count", ""),
+    ("too many runs", AXES_END, AXES_END + "    autoscalerMetric: [cpu, DCGM_FI_DEV_GPU_UTIL]\n"
+     "    gpuManager: [dra, device-plugin]\n"
+     "    sharing: [whole, {mig: [1g.10gb]}, {mig: [2g.20gb]}, {mig: [3g.40gb]}, {mig: [4g.40gb]}, {mig: [7g.80gb]}]\n"
+      "    fleet: [" + ", ".join(f"{{name: f{n}, generate: [{{instanceType: p5.48xlarge, count: {n}}}]}}"
+                                for n in range(1, 41)) + "]\n", 8, "spec.axes", "fewer values"),
     ("wrong kind", "kind: Sweep", "kind: Swept", 2, "kind", 'did you mean "Sweep"?'),
     ("a sweep field of a scenario", "  seeds: [1, 2]", "  seeds: [1, 2]\n  duration: 2d", 8, "spec.duration",
      "known fields: axes, scenario, seeds"),

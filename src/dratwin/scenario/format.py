@@ -6,8 +6,9 @@ These types are the format's single definition: :mod:`dratwin.scenario.structure
 file's camelCase names; notations (``10m``, ``12/h``, ``10Gi``) stay strings here and are read by
 :mod:`dratwin.scenario.quantities`.
 
-A ``kind: Sweep`` (variants x seeds run in parallel) is planned beside ``Scenario``; it will reuse these
-types for its scenario part, so nothing here assumes that one file makes one run.
+A ``kind: Sweep`` (:mod:`dratwin.scenario.sweep_format`) names a scenario and a grid of values over what
+variants override; it reuses these types (a fleet's ``generate`` entries, ``sharing``), and nothing here
+assumes that one file makes one run.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ layout is limited to must be generated, autoscaler knobs are merged over the ser
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -87,12 +88,12 @@ def judge_axes(axes: sfmt.Axes, order: Sequence[str], plan: Plan, judge: Judge) 
 
 def combinations(axes: Sequence[Sequence[Choice]], plan: Plan, judge: Judge) -> list[Combination]:
     """Every combination of one choice per axis, the first axis slowest; each made into a variant."""
-    made = [_combine(choices, plan, judge) for choices in itertools.product(*axes)]
-    count = len(made) * len(plan.seeds)
-    if count > MAX_RUNS:
+    count = math.prod(len(choices) for choices in axes) * len(plan.seeds)
+    if count > MAX_RUNS:  # before the grid is made: it could fill the memory
         judge.invalid(AXES_PATH, f"{count:,} runs", f"more than {MAX_RUNS:,} runs (combinations x seeds)",
                       "sweep fewer values at once, or fewer seeds")
-    return made
+        return []
+    return [_combine(choices, plan, judge) for choices in itertools.product(*axes)]
 
 
 def varying(axes: Sequence[Sequence[Choice]]) -> list[str]:
