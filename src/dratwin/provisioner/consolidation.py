@@ -182,6 +182,9 @@ def consolidate(
     spot_to_spot: bool = False,
     catalog: Catalog | None = None,
     node_classes: Mapping[str, Mapping[str, Any]] | None = None,
+    first_only: bool = False,
+    last_pod_events: Mapping[str, datetime] | None = None,
+    held: Mapping[str, str] | None = None,
 ) -> ConsolidationPlan:
     """What Karpenter's disruption controller would do to ``cluster`` now (see the module docstring).
 
@@ -191,12 +194,20 @@ def consolidate(
     budgets count as active, ``consolidateAfter`` as elapsed and duration ``do-not-disrupt`` as active.
     ``spot_to_spot``: Karpenter's SpotToSpotConsolidation feature gate. ``catalog``: where the nodes' prices
     come from (the packaged one by default), whatever their NodePool allows now; ``node_classes``: the
-    EC2NodeClasses (raw, by name), for their drift."""
+    EC2NodeClasses (raw, by name), for their drift.
+
+    For a caller that runs the cluster through time (the simulation): ``first_only`` stops after the first
+    command (what one pass of the disruption controller finds); ``last_pod_events`` gives, by node, the time
+    of its last pod event (a pod bound or gone; else its initialization), where the input objects cannot tell
+    it; ``held`` names nodes Karpenter leaves alone for a reason the cluster objects do not show (a node with
+    pods nominated to it), with that reason."""
     compiler = compiler or SelectorCompiler(list_type_attributes=features.list_type_attributes)
     policies = {p.name: p for p in (NodePoolPolicy.read(raw) for raw in nodepools_raw)}
     ctx = _Context(list(pools), policies, features, dict(classes), compiler, utc(now) if now else None, spot_to_spot,
                    catalog or load_catalog())
     ctx.drift = _drifts(cluster, nodepools_raw, node_classes or {})
+    ctx.last_pod_events = dict(last_pod_events or {})
+    ctx.held = dict(held or {})
     ctx.notes += _policy_notes(policies, now)
     world = _World(_fork(cluster), _budget_nodes(cluster))
     actions: list[Action] = []
@@ -206,6 +217,8 @@ def consolidate(
         if command is None:
             break
         actions.append(_describe(command, ctx.drift))
+        if first_only:
+            break
         _apply(world, command)
     kept = [(name, reason) for name, reason in sorted(blocked.items()) if name in world.state.nodes]
     drifted = [_drifted_node(ctx, cluster, name, drift) for name, drift in sorted(ctx.drift.items())]
@@ -224,6 +237,8 @@ class _Context:
     catalog: Catalog
     notes: list[str] = field(default_factory=list)
     drift: dict[str, Drift] = field(default_factory=dict)  # node -> why Karpenter marks it Drifted
+    last_pod_events: dict[str, datetime] = field(default_factory=dict)  # given by the caller, by node
+    held: dict[str, str] = field(default_factory=dict)  # node -> why the caller knows Karpenter leaves it
 
 
 @dataclass(frozen=True)
@@ -338,7 +353,7 @@ def _candidates(ctx: _Context, world: _World, blocked: dict[str, str]) -> list[_
         if pool_name is None:
             continue  # not launched by Karpenter: never its candidate
         raw = state.node_raw.get(name) or {}
-        problem = _node_problem(ctx, raw, info, pool_name) or _pods_problem(ctx, state, info)
+        problem = ctx.held.get(name) or _node_problem(ctx, raw, info, pool_name) or _pods_problem(ctx, state, info)
         if problem:
             blocked[name] = problem
             continue
@@ -455,7 +470,7 @@ def _consolidate_after_pending(ctx: _Context, world: _World, name: str, policy: 
         return f"consolidateAfter {show_duration(after)} has not passed since pods moved onto it (earlier action)"
     if ctx.now is None:
         return ""
-    last = _last_pod_event(world.state, name)
+    last = ctx.last_pod_events.get(name) or _last_pod_event(world.state, name)
     if last is None or ctx.now - last >= after:
         return ""
     return f"consolidateAfter {show_duration(after)} has not passed since its last pod event ({_stamp(last)})"
@@ -763,7 +778,11 @@ def _simulate(ctx: _Context, world: _World, candidates: list[_Candidate]) -> _Si
     names = [c.name for c in candidates]
     moving = _evict(sim, names)
     from_candidates = {info.key for info in moving}
-    moving += [r.info for r in sim.pods.values() if _provisionable(r)]
+    for key, record in list(sim.pods.items()):
+        if _provisionable(record):  # binding one in the fork changes its record: the fork gets its own copy
+            copied = PodRecord(record.raw, record.pod, dataclasses.replace(record.info))
+            sim.pods[key] = copied
+            moving.append(copied.info)
     moving.sort(key=_size_order)
     profile = default_profile(sim, ScheduleOptions(), ctx.compiler)
     binder = StateBinder(sim)
