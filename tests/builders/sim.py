@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tests.builders.manifests import GPU_DRIVER, claim_template, gpu_request
+from tests.builders.plan import nodepool
 
 from dratwin.api.loader import load_text
 from dratwin.catalog import load_catalog
@@ -143,3 +144,28 @@ def mig_slice(node_name: str, profile: str, count: int, *, driver: str = GPU_DRI
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node_name}-mig"},
             "spec": {"driver": driver, "nodeName": node_name,
                      "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1}, "devices": devices}}
+
+
+def gpu_nodepool(types: Sequence[str], *, name: str = "gpu", consolidate_after: str | None = None,
+                 policy: str | None = None, budgets: Sequence[Mapping[str, Any]] | None = None) -> Raw:
+    """A Karpenter NodePool over some instance types, with its disruption settings (Karpenter's defaults
+    where not given)."""
+    disruption: Raw = {}
+    if consolidate_after is not None:
+        disruption["consolidateAfter"] = consolidate_after
+    if policy is not None:
+        disruption["consolidationPolicy"] = policy
+    if budgets is not None:
+        disruption["budgets"] = [dict(b) for b in budgets]
+    raw = nodepool(name, requirements=[{"key": "node.kubernetes.io/instance-type", "operator": "In",
+                                        "values": list(types)}])
+    if disruption:
+        raw["spec"]["disruption"] = disruption
+    return raw
+
+
+def with_pod_annotations(workload: Raw, annotations: Mapping[str, str]) -> Raw:
+    """The workload with annotations on its pod template (``karpenter.sh/do-not-disrupt``)."""
+    template = workload["spec"]["template"]
+    template.setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
+    return workload
