@@ -185,6 +185,7 @@ def consolidate(
     first_only: bool = False,
     last_pod_events: Mapping[str, datetime] | None = None,
     held: Mapping[str, str] | None = None,
+    prune: bool = False,
 ) -> ConsolidationPlan:
     """What Karpenter's disruption controller would do to ``cluster`` now (see the module docstring).
 
@@ -200,7 +201,9 @@ def consolidate(
     command (what one pass of the disruption controller finds); ``last_pod_events`` gives, by node, the time
     of its last pod event (a pod bound or gone; else its initialization), where the input objects cannot tell
     it; ``held`` names nodes Karpenter leaves alone for a reason the cluster objects do not show (a node with
-    pods nominated to it), with that reason."""
+    pods nominated to it), with that reason; ``prune`` gives up on a consolidation as soon as one of the
+    candidates' pods fits on no other node while no instance type of any NodePool is cheaper than the
+    candidates (the decision is the same, found sooner; the reason given for a kept node is shorter)."""
     compiler = compiler or SelectorCompiler(list_type_attributes=features.list_type_attributes)
     policies = {p.name: p for p in (NodePoolPolicy.read(raw) for raw in nodepools_raw)}
     ctx = _Context(list(pools), policies, features, dict(classes), compiler, utc(now) if now else None, spot_to_spot,
@@ -208,6 +211,7 @@ def consolidate(
     ctx.drift = _drifts(cluster, nodepools_raw, node_classes or {})
     ctx.last_pod_events = dict(last_pod_events or {})
     ctx.held = dict(held or {})
+    ctx.prune = prune
     ctx.notes += _policy_notes(policies, now)
     world = _World(_fork(cluster), _budget_nodes(cluster))
     actions: list[Action] = []
@@ -239,6 +243,16 @@ class _Context:
     drift: dict[str, Drift] = field(default_factory=dict)  # node -> why Karpenter marks it Drifted
     last_pod_events: dict[str, datetime] = field(default_factory=dict)  # given by the caller, by node
     held: dict[str, str] = field(default_factory=dict)  # node -> why the caller knows Karpenter leaves it
+    prune: bool = False
+    _cheapest: float | None = None
+
+    @property
+    def cheapest_offering(self) -> float:
+        """The lowest price any NodePool could launch at: no replacement can cost less."""
+        if self._cheapest is None:
+            prices = [o.price for pool in self.pools for t in pool.templates for o in t.offerings]
+            self._cheapest = min(prices, default=math.inf)
+        return self._cheapest
 
 
 @dataclass(frozen=True)
@@ -649,7 +663,8 @@ def _interleaved(candidates: list[_Candidate]) -> list[_Candidate]:
 
 def _compute(ctx: _Context, world: _World, candidates: list[_Candidate], method: str) -> tuple[_Command | None, str]:
     """``computeConsolidation``: a command for these candidates, or why there is none."""
-    simulation = _simulate(ctx, world, candidates)
+    price = sum(c.price for c in candidates)
+    simulation = _simulate(ctx, world, candidates, price if ctx.prune and ctx.cheapest_offering >= price else None)
     if simulation.errors:
         return None, next(iter(simulation.errors.values()))
     command = _Command(method, UNDERUTILIZED, candidates, simulation)
@@ -659,7 +674,6 @@ def _compute(ctx: _Context, world: _World, candidates: list[_Candidate], method:
     if len(new) > 1:
         return None, f"its pods would need {len(new)} new nodes; Karpenter replaces with at most one"
     claim = new[0]
-    price = sum(c.price for c in candidates)
     options = sorted(claim.options, key=_price_order)
     if all(c.capacity_type == "spot" for c in candidates) and any(_offers(t, "spot") for t in options):
         return _spot_to_spot(ctx, command, claim, options, price)
@@ -772,8 +786,11 @@ def _min_values_prefix(pool: Pool, options: Sequence[Template]) -> int:
 # ---- the scheduling simulation -------------------------------------------------------------------------
 
 
-def _simulate(ctx: _Context, world: _World, candidates: list[_Candidate]) -> _Simulation:
-    """``SimulateScheduling``: the candidates gone, where do their pods (and the pending pods) go?"""
+def _simulate(ctx: _Context, world: _World, candidates: list[_Candidate], at_most: float | None = None) -> _Simulation:
+    """``SimulateScheduling``: the candidates gone, where do their pods (and the pending pods) go?
+
+    ``at_most``: the candidates' price, when no new node could cost less: a candidate's pod that fits on no
+    other node then decides it (no delete, no cheaper replace), and the simulation stops there."""
     sim = _fork(world.state)
     names = [c.name for c in candidates]
     moving = _evict(sim, names)
@@ -803,6 +820,10 @@ def _simulate(ctx: _Context, world: _World, candidates: list[_Candidate]) -> _Si
         candidate_pod = info.key in from_candidates
         placement = _first_fit(profile, binder, info, usable[candidate_pod], (_shape(sim, info), world.fits, unchanged))
         if placement is None:
+            if candidate_pod and at_most is not None:
+                simulation.errors[info.key] = (f"pod {info.key} fits on no other node, and no instance type is "
+                                               f"cheaper than {_money(at_most)}/h")
+                return simulation
             leftovers.append(info)
         elif candidate_pod:
             simulation.placed[info.key] = placement

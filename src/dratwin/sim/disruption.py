@@ -223,7 +223,7 @@ class DisruptionController:
         events = {n: moment(t) for n, t in self.last_pod_event.items() if n in state.nodes}
         plan = consolidate(state, self.pools, self.nodepools_raw, self.features, dict(state.classes), self.compiler,
                            moment(now), catalog=self.catalog, node_classes=self.node_classes, first_only=True,
-                           last_pod_events=events, held=held)
+                           last_pod_events=events, held=held, prune=True)
         return plan.actions[0] if plan.actions else None
 
     # ---- carrying a command out ----
