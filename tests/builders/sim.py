@@ -14,7 +14,7 @@ from tests.builders.manifests import GPU_DRIVER, claim_template, gpu_request
 from tests.builders.plan import nodepool
 
 from dratwin.api.loader import load_text
-from dratwin.catalog import load_catalog
+from dratwin.catalog import Catalog, load_catalog
 from dratwin.scenario.model import AutoscalerSpec, ColdStartSpec, RatePoint, ServiceSpec
 from dratwin.sim.kubelet import ColdStart
 from dratwin.sim.quick_scenario import ARRIVE_AT, RUN_FOR, parse_duration, run_spec
@@ -88,12 +88,13 @@ def bare_pod(name: str, claims: Mapping[str, tuple[str, str]], *, at: str | None
 def simulate_text(text: str, *, until: str = "1h", seed: int = 0, check: bool = True,
                   events: bool = True, launch_seconds: float = 60.0,
                   cold_start: ColdStart | None = None, keda_on_rate: bool = False,
-                  services: Sequence[ServiceSpec] = (), cold_start_spec: ColdStartSpec | None = None) -> Simulation:
+                  services: Sequence[ServiceSpec] = (), cold_start_spec: ColdStartSpec | None = None,
+                  catalog: Catalog | None = None) -> Simulation:
     spec = run_spec(load_text(text, "scenario.yaml"), name="scenario.yaml", seed=seed,
                     until_seconds=parse_duration(until))
     spec = dataclasses.replace(spec, default_node_launch_seconds=launch_seconds, services=tuple(services),
                                cold_start=cold_start_spec or ColdStartSpec())
-    return simulate(spec, SimOptions(catalog=load_catalog(), check_invariants=check, keep_events=events,
+    return simulate(spec, SimOptions(catalog=catalog or load_catalog(), check_invariants=check, keep_events=events,
                                      cold_start=cold_start, keda_activation_on_request_rate=keda_on_rate,
                                      keep_utilization=True))
 

@@ -3,12 +3,15 @@ consolidated within their budgets, do-not-disrupt and the consolidation policy r
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.builders.manifests import claim_template, device_class, gpu_request, manifest
 from tests.builders.plan import ec2_node_class
 from tests.builders.sim import changes, gpu_nodepool, job, simulate_text, times, with_pod_annotations
+
+from dratwin.catalog import load_catalog
 
 GPU = "gpu.nvidia.com"
 CLASS = device_class(GPU, "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'")
@@ -121,3 +124,53 @@ def test_an_underused_node_whose_pod_fits_elsewhere_is_deleted() -> None:
     moved = [c for c in changes(sim, "Pod") if c.type == "Scheduled" and c.time > deletes[0].at_seconds]
     assert [c.message.rsplit(" ", 1)[1] for c in moved] == [kept]
     assert sim.result.pods_succeeded == 4
+
+
+@pytest.mark.parametrize(
+    ("name", "first_runs", "evictions"),
+    [
+        # node A's four GPUs stay taken: B's pod has no device to move to, and no type is cheaper than B
+        ("no free GPU elsewhere: kept", ["5h"] * 4, 0),
+        # one of A's pods ends at 20 min: its device is free, B's pod moves there and B is deleted
+        ("a GPU freed elsewhere: moved, node deleted", ["20m", "5h", "5h", "5h"], 1),
+    ],
+)
+def test_a_pod_moves_only_where_its_claim_can_be_allocated(name: str, first_runs: list[str], evictions: int) -> None:
+    first = [job(f"a{i}", "one", at="10s", run_for=run) for i, run in enumerate(first_runs)]  # one 4-GPU node
+    second = [job("big", "two", at="100s", run_for="10m"), job("small", "one", at="100s", run_for="5h")]
+    text = manifest(CLASS, ONE, TWO, ec2_node_class("default"),
+                    gpu_nodepool(["g6.12xlarge"], consolidate_after="1m"), *first, *second)
+    sim = simulate_text(text, until="3h", launch_seconds=45.0)
+    d = sim.result.disruptions
+    assert d.pods_evicted == evictions and d.nodes_underutilized == evictions
+    assert [c.decision for c in d.commands] == ["delete"] * evictions
+    if evictions:
+        [moved] = [c for c in changes(sim, "Pod", "default/small-") if c.type == "Scheduled"][1:]
+        assert moved.message.endswith("gpu-00001-1")  # onto A, where a0's GPU was freed
+
+
+@pytest.mark.parametrize(
+    ("name", "user_catalog", "capacity_type", "usd_per_hour", "noted"),
+    [
+        # the packaged catalog has no spot prices: on-demand, and the run says why
+        ("no spot prices", None, "on-demand", 0.8048, True),
+        ("a user catalog with a spot price", "prices: {g6.xlarge: {spot: 0.31}}\n", "spot", 0.31, False),
+    ],
+)
+def test_a_nodepool_that_allows_spot_launches_spot_where_the_catalog_prices_it(
+        tmp_path: Path, name: str, user_catalog: str | None, capacity_type: str, usd_per_hour: float,
+        noted: bool) -> None:
+    pool = gpu_nodepool(["g6.xlarge"], consolidate_after="1m")
+    pool["spec"]["template"]["spec"]["requirements"].append(
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]})
+    catalog = None
+    if user_catalog is not None:
+        (tmp_path / "prices.yaml").write_text(user_catalog)
+        catalog = load_catalog([tmp_path / "prices.yaml"])
+    text = manifest(CLASS, ONE, ec2_node_class("default"), pool, job("a", "one", at="10s", run_for="1h"))
+    sim = simulate_text(text, until="2h", launch_seconds=45.0, catalog=catalog)
+    [cost] = sim.result.cost_by_instance_type
+    assert (cost.instance_type, cost.capacity_type, cost.usd_per_hour) == ("g6.xlarge", capacity_type, usd_per_hour)
+    # launched at 56 s, the pod ends at 3656 s, the empty node goes at 3735 s (1m, the next pass, 15 s)
+    assert cost.usd == pytest.approx((3735 - 56) / 3600 * usd_per_hour, abs=1e-6)
+    assert any("allows spot, but the catalog has no spot prices" in n for n in sim.result.notes) == noted

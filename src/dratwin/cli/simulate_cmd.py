@@ -184,7 +184,14 @@ def render_table(result: RunResult) -> str:
     lines.append(f"cost: {result.cost_usd:.2f} USD")
     for cost in result.cost_by_instance_type:
         price = "no price in the catalog" if cost.usd_per_hour is None else f"{cost.usd_per_hour:g} USD/h"
-        lines.append(f"  {cost.instance_type}: {cost.nodes} node(s), {cost.hours:.2f} node-hours, {price}")
+        lines.append(f"  {cost.instance_type} ({cost.capacity_type}): {cost.nodes} node(s), {cost.hours:.2f} "
+                     f"node-hours, {price}")
+    disruptions = result.disruptions
+    if disruptions.commands or disruptions.commands_invalidated:
+        lines.append(f"disrupted by Karpenter: {disruptions.nodes_empty} empty, {disruptions.nodes_underutilized} "
+                     f"underutilized, {disruptions.nodes_drifted} drifted node(s); {disruptions.replacements_launched} "
+                     f"replacement(s) launched; {disruptions.pods_evicted} pod(s) evicted, "
+                     f"{format_duration(disruptions.work_lost_seconds)} of their run time lost")
     if result.never_placed:
         lines.append("")
         lines.append("never placed:")
