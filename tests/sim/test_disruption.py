@@ -174,3 +174,23 @@ def test_a_nodepool_that_allows_spot_launches_spot_where_the_catalog_prices_it(
     # launched at 56 s, the pod ends at 3656 s, the empty node goes at 3735 s (1m, the next pass, 15 s)
     assert cost.usd == pytest.approx((3735 - 56) / 3600 * usd_per_hour, abs=1e-6)
     assert any("allows spot, but the catalog has no spot prices" in n for n in sim.result.notes) == noted
+
+
+def test_underused_nodes_that_become_candidates_together_are_consolidated_by_one_multi_node_command() -> None:
+    # three g6.12xlarge, each a 3-GPU pod and a 1-GPU pod; the 3-GPU pods all end at 856 s: three nodes with one
+    # GPU taken. Two of them move onto the third (multi-node delete); all three onto one new node of the same
+    # type is no saving (filterOutSameInstanceType)
+    three = claim_template("three", gpu_request(device_class_name=GPU, count=3))
+    jobs = []
+    for i, (at, run) in enumerate([("10s", "800s"), ("100s", "710s"), ("200s", "610s")]):
+        jobs += [job(f"big{i}", "three", at=at, run_for=run), job(f"small{i}", "one", at=at, run_for="3h")]
+    text = manifest(CLASS, ONE, three, ec2_node_class("default"),
+                    gpu_nodepool(["g6.12xlarge"], consolidate_after="1m", budgets=[{"nodes": "100%"}]), *jobs)
+    sim = simulate_text(text, until="4h", launch_seconds=45.0)
+    first = sim.result.disruptions.commands[0]
+    # Consolidatable at 916 s, found at 920 s, validated 15 s later
+    assert (first.at_seconds, first.method, first.decision, first.nodes, first.pods_evicted) == (
+        935.0, "multi-node", "delete", ("gpu-00001-1", "gpu-00002-1"), 2)
+    moved = [c for c in changes(sim, "Pod", "default/small") if c.type == "Scheduled" and c.time > 935.0]
+    assert len(moved) == 2 and all(c.message.endswith("gpu-00003-1") for c in moved)
+    assert sim.result.pods_succeeded == 6

@@ -46,8 +46,10 @@ examples:
 What runs: the workload controllers (Jobs one pod per completion as earlier ones succeed), the
 resourceclaim controller, kube-scheduler with its queue (backoff 1 s to 10 s, the unschedulable pool
 moved on cluster events and after 5 min), a kubelet (pods run, then succeed), and with NodePools
-Karpenter (batching window 1 s idle / 10 s max, nodes Ready with their devices after the launch latency,
-empty nodes consolidated after consolidateAfter). A Job annotated dratwin.io/gang: "true" is scheduled
+Karpenter (batching window 1 s idle / 10 s max, nodes Ready with their devices after the launch latency;
+disruption every 10 s: empty, drifted and underused nodes deleted or replaced by a cheaper node within the
+NodePools' budgets and consolidateAfter, pods evicted back to their Jobs and Deployments, pods annotated
+karpenter.sh/do-not-disrupt left alone). A Job annotated dratwin.io/gang: "true" is scheduled
 all or nothing. Same input and seed, same output, byte for byte.
 
 exit status: 0 every pod was placed, 1 some pod never was, 2 bad input
