@@ -170,3 +170,12 @@ def with_pod_annotations(workload: Raw, annotations: Mapping[str, str]) -> Raw:
     template = workload["spec"]["template"]
     template.setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
     return workload
+
+
+def karpenter_nodes(nodepool_name: str, instance_type: str, count: int = 1) -> list[Raw]:
+    """Nodes Karpenter launched before the run (labelled with their NodePool), with their ResourceSlices."""
+    from dratwin.cluster.generate import KARPENTER, GenerateOptions, NodeGroup, generate
+
+    generated = generate(GenerateOptions(groups=(NodeGroup(instance_type, count),), nodepool=nodepool_name,
+                                         name_prefix=f"{nodepool_name}-old", provisioner=KARPENTER), load_catalog())
+    return [*generated.nodes, *generated.slices]

@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 from tests.builders.manifests import claim_template, device_class, gpu_request, manifest
 from tests.builders.plan import ec2_node_class
-from tests.builders.sim import changes, gpu_nodepool, job, simulate_text, times, with_pod_annotations
+from tests.builders.sim import (
+    changes,
+    gpu_nodepool,
+    job,
+    karpenter_nodes,
+    simulate_text,
+    times,
+    with_pod_annotations,
+)
 
 from dratwin.catalog import load_catalog
 
@@ -194,3 +202,22 @@ def test_underused_nodes_that_become_candidates_together_are_consolidated_by_one
     moved = [c for c in changes(sim, "Pod", "default/small") if c.type == "Scheduled" and c.time > 935.0]
     assert len(moved) == 2 and all(c.message.endswith("gpu-00003-1") for c in moved)
     assert sim.result.pods_succeeded == 6
+
+
+def test_a_node_drifted_at_the_start_is_replaced_before_its_pods_are_evicted() -> None:
+    # a g6.12xlarge launched by NodePool gpu, which now allows only g6.xlarge (RequirementsDrifted); its
+    # consolidation is off, and drift goes on regardless
+    text = manifest(CLASS, ONE, ec2_node_class("default"), gpu_nodepool(["g6.xlarge"], consolidate_after="Never"),
+                    *karpenter_nodes("gpu", "g6.12xlarge"), job("long", "one", at="0s", run_for="3h"))
+    sim = simulate_text(text, until="4h", launch_seconds=45.0)
+    d = sim.result.disruptions
+    [command] = d.commands
+    # the first pass (0 s, before the scheduler's cycle) finds it empty: a drift delete, no longer valid at
+    # 15 s (the pod is on it); the pass at 25 s finds the replace, validated at 40 s; Ready 45 s later
+    assert d.commands_invalidated == 1
+    assert (command.at_seconds, command.reason, command.method, command.decision, command.replacements) == (
+        40.0, "Drifted", "drift", "replace", ("g6.xlarge",))
+    assert command.drained_at_seconds == 85.0 and d.nodes_drifted == 1 and d.pods_evicted == 1
+    [moved] = [c for c in changes(sim, "Pod", "default/long-") if c.type == "Scheduled"][1:]
+    assert moved.time == 95.0 and moved.message.endswith("gpu-00001-1")
+    assert sim.result.pods_succeeded == 1
