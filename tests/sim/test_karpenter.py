@@ -80,6 +80,9 @@ def test_invariants_hold_at_every_event_with_karpenter_launching_and_consolidati
     assert sim.invariant_checks == result.events
     assert result.pods_succeeded == 25 and result.pods_pending_at_end == 0
     assert times(sim, "Consolidated", "Node")
+    # underused nodes were deleted or replaced with their pods evicted, and the invariants held through it
+    assert result.disruptions.nodes_underutilized and result.disruptions.replacements_launched
+    assert result.disruptions.pods_evicted
     assert result.nodes_over_time[-1].nodes == 0  # everything done, every node consolidated
 
 
