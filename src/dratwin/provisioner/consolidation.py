@@ -186,6 +186,7 @@ def consolidate(
     last_pod_events: Mapping[str, datetime] | None = None,
     held: Mapping[str, str] | None = None,
     prune: bool = False,
+    only: Iterable[str] | None = None,
 ) -> ConsolidationPlan:
     """What Karpenter's disruption controller would do to ``cluster`` now (see the module docstring).
 
@@ -203,7 +204,8 @@ def consolidate(
     it; ``held`` names nodes Karpenter leaves alone for a reason the cluster objects do not show (a node with
     pods nominated to it), with that reason; ``prune`` gives up on a consolidation as soon as one of the
     candidates' pods fits on no other node while no instance type of any NodePool is cheaper than the
-    candidates (the decision is the same, found sooner; the reason given for a kept node is shorter)."""
+    candidates (the decision is the same, found sooner; the reason given for a kept node is shorter); ``only``
+    limits the candidates to these nodes (a command's validation: every node stays a destination)."""
     compiler = compiler or SelectorCompiler(list_type_attributes=features.list_type_attributes)
     policies = {p.name: p for p in (NodePoolPolicy.read(raw) for raw in nodepools_raw)}
     ctx = _Context(list(pools), policies, features, dict(classes), compiler, utc(now) if now else None, spot_to_spot,
@@ -212,6 +214,7 @@ def consolidate(
     ctx.last_pod_events = dict(last_pod_events or {})
     ctx.held = dict(held or {})
     ctx.prune = prune
+    ctx.only = None if only is None else frozenset(only)
     ctx.notes += _policy_notes(policies, now)
     world = _World(_fork(cluster), _budget_nodes(cluster))
     actions: list[Action] = []
@@ -244,6 +247,7 @@ class _Context:
     last_pod_events: dict[str, datetime] = field(default_factory=dict)  # given by the caller, by node
     held: dict[str, str] = field(default_factory=dict)  # node -> why the caller knows Karpenter leaves it
     prune: bool = False
+    only: frozenset[str] | None = None  # the nodes that may be candidates (None: all)
     _cheapest: float | None = None
 
     @property
@@ -364,8 +368,8 @@ def _candidates(ctx: _Context, world: _World, blocked: dict[str, str]) -> list[_
         info = state.nodes[name]
         labels = info.node.metadata.labels
         pool_name = labels.get(NODEPOOL_LABEL)
-        if pool_name is None:
-            continue  # not launched by Karpenter: never its candidate
+        if pool_name is None or (ctx.only is not None and name not in ctx.only):
+            continue  # not launched by Karpenter (never its candidate), or not asked about
         raw = state.node_raw.get(name) or {}
         problem = ctx.held.get(name) or _node_problem(ctx, raw, info, pool_name) or _pods_problem(ctx, state, info)
         if problem:

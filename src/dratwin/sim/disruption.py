@@ -11,9 +11,10 @@ kubernetes-sigs/karpenter v1):
   pass found nothing (Karpenter's consolidation state), for at most 5 minutes. Pods bound or gone, nodes added,
   changed or removed change it, and so does a node's ``consolidateAfter`` running out (its NodeClaim turns
   Consolidatable), counted from its last pod event (a pod bound there or gone), else from its initialization.
-- **Validation**: the first command a pass finds is held for 15 s (the loop waits with it), then looked for again;
-  it is carried out only if the pass then finds the same command (same method, decision, nodes and replacement
-  types), else it is dropped (counted as invalidated) and the loop goes on.
+- **Validation**: the first command a pass finds is held for 15 s (the loop waits with it), then its nodes are
+  looked at again, alone as candidates (every node still a destination): it is carried out (with the
+  replacement found then) if that finds the same method and decision for the same nodes (still candidates,
+  budgets still allowing them, their pods still fitting), else it is dropped (counted as invalidated).
 - **Carrying out** (the orchestration queue and the termination controller): the nodes are tainted
   ``karpenter.sh/disrupted:NoSchedule`` (nothing new lands there; later passes count them against the budgets
   as disrupting); the replacement NodeClaims are launched and, once every one is Ready, the nodes are drained:
@@ -205,7 +206,7 @@ class DisruptionController:
 
     def _validate(self, found: Action) -> None:
         now = self.engine.now()
-        again = self._first_command()
+        again = self._first_command(only=[n.name for n in found.nodes])
         if again is None or _signature(again) != _signature(found):
             self.invalidated += 1
             self._changed = True
@@ -216,14 +217,15 @@ class DisruptionController:
         self._carry_out(again)
         self.engine.at(now, CONTROLLER, self._tick)
 
-    def _first_command(self) -> Action | None:
+    def _first_command(self, only: list[str] | None = None) -> Action | None:
         state = self.store.state
         now = self.engine.now()
         held = {n: _NOMINATED for n, until in self.nominated_until.items() if until > now}
         events = {n: moment(t) for n, t in self.last_pod_event.items() if n in state.nodes}
         plan = consolidate(state, self.pools, self.nodepools_raw, self.features, dict(state.classes), self.compiler,
                            moment(now), catalog=self.catalog, node_classes=self.node_classes, first_only=True,
-                           last_pod_events=events, held=held, prune=True)
+                           last_pod_events=events, held=held, prune=True,
+                           only=only)
         return plan.actions[0] if plan.actions else None
 
     # ---- carrying a command out ----
@@ -322,8 +324,6 @@ def _serving(raw: Raw) -> bool:
     return any(o.get("kind") == "ReplicaSet" for o in (raw.get("metadata") or {}).get("ownerReferences") or [])
 
 
-def _signature(action: Action) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
-    replacements = [action.replacement, *action.more_replacements]
-    return (action.method, action.decision, tuple(n.name for n in action.nodes),
-            tuple(r.instance_type for r in replacements if r is not None))
+def _signature(action: Action) -> tuple[str, str, tuple[str, ...]]:
+    return (action.method, action.decision, tuple(n.name for n in action.nodes))
 
