@@ -11,9 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tests.builders.manifests import GPU_DRIVER, claim_template, gpu_request
+from tests.builders.plan import nodepool
 
 from dratwin.api.loader import load_text
-from dratwin.catalog import load_catalog
+from dratwin.catalog import Catalog, load_catalog
 from dratwin.scenario.model import AutoscalerSpec, ColdStartSpec, RatePoint, ServiceSpec
 from dratwin.sim.kubelet import ColdStart
 from dratwin.sim.quick_scenario import ARRIVE_AT, RUN_FOR, parse_duration, run_spec
@@ -87,12 +88,13 @@ def bare_pod(name: str, claims: Mapping[str, tuple[str, str]], *, at: str | None
 def simulate_text(text: str, *, until: str = "1h", seed: int = 0, check: bool = True,
                   events: bool = True, launch_seconds: float = 60.0,
                   cold_start: ColdStart | None = None, keda_on_rate: bool = False,
-                  services: Sequence[ServiceSpec] = (), cold_start_spec: ColdStartSpec | None = None) -> Simulation:
+                  services: Sequence[ServiceSpec] = (), cold_start_spec: ColdStartSpec | None = None,
+                  catalog: Catalog | None = None) -> Simulation:
     spec = run_spec(load_text(text, "scenario.yaml"), name="scenario.yaml", seed=seed,
                     until_seconds=parse_duration(until))
     spec = dataclasses.replace(spec, default_node_launch_seconds=launch_seconds, services=tuple(services),
                                cold_start=cold_start_spec or ColdStartSpec())
-    return simulate(spec, SimOptions(catalog=load_catalog(), check_invariants=check, keep_events=events,
+    return simulate(spec, SimOptions(catalog=catalog or load_catalog(), check_invariants=check, keep_events=events,
                                      cold_start=cold_start, keda_activation_on_request_rate=keda_on_rate,
                                      keep_utilization=True))
 
@@ -143,3 +145,37 @@ def mig_slice(node_name: str, profile: str, count: int, *, driver: str = GPU_DRI
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node_name}-mig"},
             "spec": {"driver": driver, "nodeName": node_name,
                      "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1}, "devices": devices}}
+
+
+def gpu_nodepool(types: Sequence[str], *, name: str = "gpu", consolidate_after: str | None = None,
+                 policy: str | None = None, budgets: Sequence[Mapping[str, Any]] | None = None) -> Raw:
+    """A Karpenter NodePool over some instance types, with its disruption settings (Karpenter's defaults
+    where not given)."""
+    disruption: Raw = {}
+    if consolidate_after is not None:
+        disruption["consolidateAfter"] = consolidate_after
+    if policy is not None:
+        disruption["consolidationPolicy"] = policy
+    if budgets is not None:
+        disruption["budgets"] = [dict(b) for b in budgets]
+    raw = nodepool(name, requirements=[{"key": "node.kubernetes.io/instance-type", "operator": "In",
+                                        "values": list(types)}])
+    if disruption:
+        raw["spec"]["disruption"] = disruption
+    return raw
+
+
+def with_pod_annotations(workload: Raw, annotations: Mapping[str, str]) -> Raw:
+    """The workload with annotations on its pod template (``karpenter.sh/do-not-disrupt``)."""
+    template = workload["spec"]["template"]
+    template.setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
+    return workload
+
+
+def karpenter_nodes(nodepool_name: str, instance_type: str, count: int = 1) -> list[Raw]:
+    """Nodes Karpenter launched before the run (labelled with their NodePool), with their ResourceSlices."""
+    from dratwin.cluster.generate import KARPENTER, GenerateOptions, NodeGroup, generate
+
+    generated = generate(GenerateOptions(groups=(NodeGroup(instance_type, count),), nodepool=nodepool_name,
+                                         name_prefix=f"{nodepool_name}-old", provisioner=KARPENTER), load_catalog())
+    return [*generated.nodes, *generated.slices]

@@ -651,11 +651,17 @@ def test_pending_pods_take_their_share_of_the_room() -> None:
         "phase": "Pending",
         "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}],
     }
-    plan = run([*objects, pending])
+    loaded = load([*objects, pending])
+    pools = [read_pool(objects[0], CATALOG, loaded, PlanOptions())]
+    plan = consolidate(loaded.state, pools, [objects[0]], loaded.state.features, loaded.state.classes, None, NOW)
     assert [(a.decision, a.replacement and a.replacement.instance_type) for a in plan.actions] == [
         (REPLACE, "m5.large")
     ]
     assert plan.actions[0].destinations == {"ml/a": "new m5.large"}
+    # the pending pod was placed in the simulation only: the input still has it pending, on no node
+    record = loaded.state.pods["ml/p"]
+    assert not record.pod.spec.node_name and not record.raw["spec"].get("nodeName")
+    assert all("ml/p" not in [p.key for p in info.pods] for info in loaded.state.nodes.values())
 
 
 def test_uninitialized_and_deleting_nodes_are_no_candidates() -> None:

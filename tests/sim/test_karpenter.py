@@ -1,4 +1,4 @@
-"""Karpenter in the simulation: the batching window, the launch latency, consolidation of empty nodes."""
+"""Karpenter in the simulation: the batching window, the launch latency, emptiness through the disruption loop."""
 
 from __future__ import annotations
 
@@ -45,15 +45,17 @@ def test_the_pod_binds_when_the_node_is_ready_and_the_empty_node_is_consolidated
     assert times(sim, "Added", "Node") == [56.0]  # 11 s + 45 s of launch latency
     assert times(sim, "Scheduled", "Pod", "default/a-") == [56.0]
     assert times(sim, "Deleted", "Pod", "default/a-") == [656.0]
-    assert times(sim, "Consolidated", "Node") == [686.0]  # empty for consolidateAfter: 30s
+    # empty at 656 s, Consolidatable 30 s later (686 s); the disruption controller's next pass (every 10 s
+    # from 0) finds it at 690 s, and deletes it after the 15 s validation wait
+    assert times(sim, "Consolidated", "Node") == [705.0]
     result = sim.result
     [cost] = result.cost_by_instance_type
     assert cost.instance_type == "g6.xlarge" and cost.nodes == 1
-    assert cost.hours == pytest.approx((686 - 56) / 3600, abs=1e-6)
+    assert cost.hours == pytest.approx((705 - 56) / 3600, abs=1e-6)
     assert result.cost_usd == pytest.approx(cost.hours * (cost.usd_per_hour or 0), abs=1e-5)
-    assert [(n.at_seconds, n.nodes) for n in result.nodes_over_time] == [(0.0, 0), (56.0, 1), (686.0, 0)]
+    assert [(n.at_seconds, n.nodes) for n in result.nodes_over_time] == [(0.0, 0), (56.0, 1), (705.0, 0)]
     assert result.gpu_hours_allocated == pytest.approx(600 / 3600, abs=1e-6)
-    assert result.gpu_hours_idle == pytest.approx(30 / 3600, abs=1e-6)
+    assert result.gpu_hours_idle == pytest.approx(49 / 3600, abs=1e-6)
 
 
 def test_consolidate_after_never_keeps_the_node() -> None:
@@ -78,6 +80,9 @@ def test_invariants_hold_at_every_event_with_karpenter_launching_and_consolidati
     assert sim.invariant_checks == result.events
     assert result.pods_succeeded == 25 and result.pods_pending_at_end == 0
     assert times(sim, "Consolidated", "Node")
+    # underused nodes were deleted or replaced with their pods evicted, and the invariants held through it
+    assert result.disruptions.nodes_underutilized and result.disruptions.replacements_launched
+    assert result.disruptions.pods_evicted
     assert result.nodes_over_time[-1].nodes == 0  # everything done, every node consolidated
 
 
@@ -87,4 +92,5 @@ def test_a_node_launched_for_a_pod_is_not_consolidated_before_the_pod_binds() ->
     sim = simulate_text(text, until="1h", launch_seconds=45.0)
     assert times(sim, "Launched", "NodeClaim") == [11.0]
     assert times(sim, "Scheduled", "Pod", "default/a-") == [56.0]
-    assert times(sim, "Consolidated", "Node") == [656.0]
+    # the pod leaves at 656 s: the pass at 660 s finds the node empty, 15 s of validation
+    assert times(sim, "Consolidated", "Node") == [675.0]

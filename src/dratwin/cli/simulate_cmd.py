@@ -70,8 +70,10 @@ examples:
 What runs: the workload controllers (Jobs one pod per completion as earlier ones succeed), the
 resourceclaim controller, kube-scheduler with its queue (backoff 1 s to 10 s, the unschedulable pool
 moved on cluster events and after 5 min), a kubelet (pods run, then succeed), and with NodePools
-Karpenter (batching window 1 s idle / 10 s max, nodes Ready with their devices after the launch latency,
-empty nodes consolidated after consolidateAfter). A Job annotated dratwin.io/gang: "true" is scheduled
+Karpenter (batching window 1 s idle / 10 s max, nodes Ready with their devices after the launch latency;
+disruption every 10 s: empty, drifted and underused nodes deleted or replaced by a cheaper node within the
+NodePools' budgets and consolidateAfter, pods evicted back to their Jobs and Deployments, pods annotated
+karpenter.sh/do-not-disrupt left alone). A Job annotated dratwin.io/gang: "true" is scheduled
 all or nothing. Same input and seed, same output, byte for byte.
 
 exit status: 0 every pod was placed, 1 some pod never was, 2 bad input
@@ -222,7 +224,14 @@ def render_table(result: RunResult) -> str:
     lines.append(f"cost: {result.cost_usd:.2f} USD")
     for cost in result.cost_by_instance_type:
         price = "no price in the catalog" if cost.usd_per_hour is None else f"{cost.usd_per_hour:g} USD/h"
-        lines.append(f"  {cost.instance_type}: {cost.nodes} node(s), {cost.hours:.2f} node-hours, {price}")
+        lines.append(f"  {cost.instance_type} ({cost.capacity_type}): {cost.nodes} node(s), {cost.hours:.2f} "
+                     f"node-hours, {price}")
+    disruptions = result.disruptions
+    if disruptions.commands or disruptions.commands_invalidated:
+        lines.append(f"disrupted by Karpenter: {disruptions.nodes_empty} empty, {disruptions.nodes_underutilized} "
+                     f"underutilized, {disruptions.nodes_drifted} drifted node(s); {disruptions.replacements_launched} "
+                     f"replacement(s) launched; {disruptions.pods_evicted} pod(s) evicted, "
+                     f"{format_duration(disruptions.work_lost_seconds)} of their run time lost")
     if result.never_placed:
         lines.append("")
         lines.append("never placed:")

@@ -18,7 +18,7 @@ from dratwin.allocator.features import Features
 from dratwin.allocator.pools import SliceIndex
 from dratwin.allocator.state import AllocatedState, DeviceID
 from dratwin.api.codec import copy_raw
-from dratwin.api.core import Node, Pod
+from dratwin.api.core import Node, Pod, Taint
 from dratwin.api.resource import (
     AllocationResult,
     DeviceClass,
@@ -132,6 +132,20 @@ class ClusterState:
         meta = msgspec.structs.replace(info.node.metadata, labels={**info.node.metadata.labels, key: value})
         info.node = msgspec.structs.replace(info.node, metadata=meta)
         info.generation += 1
+        self.record("Modified", "Node", name)
+
+    def taint_node(self, name: str, key: str, effect: str) -> None:
+        """A taint put on a node (as Karpenter taints the nodes it is about to disrupt): its object and typed
+        view replaced."""
+        info = self.nodes[name]
+        raw = self.node_raw[name]
+        spec = raw.get("spec") or {}
+        taints = [t for t in spec.get("taints") or [] if t.get("key") != key] + [{"key": key, "effect": effect}]
+        self.node_raw[name] = {**raw, "spec": {**spec, "taints": taints}}
+        kept = [t for t in info.node.spec.taints if t.key != key]
+        node_spec = msgspec.structs.replace(info.node.spec, taints=[*kept, Taint(key=key, effect=effect)])
+        info.node = msgspec.structs.replace(info.node, spec=node_spec)
+        info.changed()  # through the journal: the scheduler's cached filter results for it are dropped
         self.record("Modified", "Node", name)
 
     def remove_node(self, name: str) -> None:

@@ -182,6 +182,11 @@ def consolidate(
     spot_to_spot: bool = False,
     catalog: Catalog | None = None,
     node_classes: Mapping[str, Mapping[str, Any]] | None = None,
+    first_only: bool = False,
+    last_pod_events: Mapping[str, datetime] | None = None,
+    held: Mapping[str, str] | None = None,
+    prune: bool = False,
+    only: Iterable[str] | None = None,
 ) -> ConsolidationPlan:
     """What Karpenter's disruption controller would do to ``cluster`` now (see the module docstring).
 
@@ -191,12 +196,25 @@ def consolidate(
     budgets count as active, ``consolidateAfter`` as elapsed and duration ``do-not-disrupt`` as active.
     ``spot_to_spot``: Karpenter's SpotToSpotConsolidation feature gate. ``catalog``: where the nodes' prices
     come from (the packaged one by default), whatever their NodePool allows now; ``node_classes``: the
-    EC2NodeClasses (raw, by name), for their drift."""
+    EC2NodeClasses (raw, by name), for their drift.
+
+    For a caller that runs the cluster through time (the simulation): ``first_only`` stops after the first
+    command (what one pass of the disruption controller finds); ``last_pod_events`` gives, by node, the time
+    of its last pod event (a pod bound or gone; else its initialization), where the input objects cannot tell
+    it; ``held`` names nodes Karpenter leaves alone for a reason the cluster objects do not show (a node with
+    pods nominated to it), with that reason; ``prune`` gives up on a consolidation as soon as one of the
+    candidates' pods fits on no other node while no instance type of any NodePool is cheaper than the
+    candidates (the decision is the same, found sooner; the reason given for a kept node is shorter); ``only``
+    limits the candidates to these nodes (a command's validation: every node stays a destination)."""
     compiler = compiler or SelectorCompiler(list_type_attributes=features.list_type_attributes)
     policies = {p.name: p for p in (NodePoolPolicy.read(raw) for raw in nodepools_raw)}
     ctx = _Context(list(pools), policies, features, dict(classes), compiler, utc(now) if now else None, spot_to_spot,
                    catalog or load_catalog())
     ctx.drift = _drifts(cluster, nodepools_raw, node_classes or {})
+    ctx.last_pod_events = dict(last_pod_events or {})
+    ctx.held = dict(held or {})
+    ctx.prune = prune
+    ctx.only = None if only is None else frozenset(only)
     ctx.notes += _policy_notes(policies, now)
     world = _World(_fork(cluster), _budget_nodes(cluster))
     actions: list[Action] = []
@@ -206,6 +224,8 @@ def consolidate(
         if command is None:
             break
         actions.append(_describe(command, ctx.drift))
+        if first_only:
+            break
         _apply(world, command)
     kept = [(name, reason) for name, reason in sorted(blocked.items()) if name in world.state.nodes]
     drifted = [_drifted_node(ctx, cluster, name, drift) for name, drift in sorted(ctx.drift.items())]
@@ -224,6 +244,19 @@ class _Context:
     catalog: Catalog
     notes: list[str] = field(default_factory=list)
     drift: dict[str, Drift] = field(default_factory=dict)  # node -> why Karpenter marks it Drifted
+    last_pod_events: dict[str, datetime] = field(default_factory=dict)  # given by the caller, by node
+    held: dict[str, str] = field(default_factory=dict)  # node -> why the caller knows Karpenter leaves it
+    prune: bool = False
+    only: frozenset[str] | None = None  # the nodes that may be candidates (None: all)
+    _cheapest: float | None = None
+
+    @property
+    def cheapest_offering(self) -> float:
+        """The lowest price any NodePool could launch at: no replacement can cost less."""
+        if self._cheapest is None:
+            prices = [o.price for pool in self.pools for t in pool.templates for o in t.offerings]
+            self._cheapest = min(prices, default=math.inf)
+        return self._cheapest
 
 
 @dataclass(frozen=True)
@@ -335,10 +368,10 @@ def _candidates(ctx: _Context, world: _World, blocked: dict[str, str]) -> list[_
         info = state.nodes[name]
         labels = info.node.metadata.labels
         pool_name = labels.get(NODEPOOL_LABEL)
-        if pool_name is None:
-            continue  # not launched by Karpenter: never its candidate
+        if pool_name is None or (ctx.only is not None and name not in ctx.only):
+            continue  # not launched by Karpenter (never its candidate), or not asked about
         raw = state.node_raw.get(name) or {}
-        problem = _node_problem(ctx, raw, info, pool_name) or _pods_problem(ctx, state, info)
+        problem = ctx.held.get(name) or _node_problem(ctx, raw, info, pool_name) or _pods_problem(ctx, state, info)
         if problem:
             blocked[name] = problem
             continue
@@ -455,7 +488,7 @@ def _consolidate_after_pending(ctx: _Context, world: _World, name: str, policy: 
         return f"consolidateAfter {show_duration(after)} has not passed since pods moved onto it (earlier action)"
     if ctx.now is None:
         return ""
-    last = _last_pod_event(world.state, name)
+    last = ctx.last_pod_events.get(name) or _last_pod_event(world.state, name)
     if last is None or ctx.now - last >= after:
         return ""
     return f"consolidateAfter {show_duration(after)} has not passed since its last pod event ({_stamp(last)})"
@@ -634,7 +667,8 @@ def _interleaved(candidates: list[_Candidate]) -> list[_Candidate]:
 
 def _compute(ctx: _Context, world: _World, candidates: list[_Candidate], method: str) -> tuple[_Command | None, str]:
     """``computeConsolidation``: a command for these candidates, or why there is none."""
-    simulation = _simulate(ctx, world, candidates)
+    price = sum(c.price for c in candidates)
+    simulation = _simulate(ctx, world, candidates, price if ctx.prune and ctx.cheapest_offering >= price else None)
     if simulation.errors:
         return None, next(iter(simulation.errors.values()))
     command = _Command(method, UNDERUTILIZED, candidates, simulation)
@@ -644,7 +678,6 @@ def _compute(ctx: _Context, world: _World, candidates: list[_Candidate], method:
     if len(new) > 1:
         return None, f"its pods would need {len(new)} new nodes; Karpenter replaces with at most one"
     claim = new[0]
-    price = sum(c.price for c in candidates)
     options = sorted(claim.options, key=_price_order)
     if all(c.capacity_type == "spot" for c in candidates) and any(_offers(t, "spot") for t in options):
         return _spot_to_spot(ctx, command, claim, options, price)
@@ -757,13 +790,20 @@ def _min_values_prefix(pool: Pool, options: Sequence[Template]) -> int:
 # ---- the scheduling simulation -------------------------------------------------------------------------
 
 
-def _simulate(ctx: _Context, world: _World, candidates: list[_Candidate]) -> _Simulation:
-    """``SimulateScheduling``: the candidates gone, where do their pods (and the pending pods) go?"""
+def _simulate(ctx: _Context, world: _World, candidates: list[_Candidate], at_most: float | None = None) -> _Simulation:
+    """``SimulateScheduling``: the candidates gone, where do their pods (and the pending pods) go?
+
+    ``at_most``: the candidates' price, when no new node could cost less: a candidate's pod that fits on no
+    other node then decides it (no delete, no cheaper replace), and the simulation stops there."""
     sim = _fork(world.state)
     names = [c.name for c in candidates]
     moving = _evict(sim, names)
     from_candidates = {info.key for info in moving}
-    moving += [r.info for r in sim.pods.values() if _provisionable(r)]
+    for key, record in list(sim.pods.items()):
+        if _provisionable(record):  # binding one in the fork changes its record: the fork gets its own copy
+            copied = PodRecord(record.raw, record.pod, dataclasses.replace(record.info))
+            sim.pods[key] = copied
+            moving.append(copied.info)
     moving.sort(key=_size_order)
     profile = default_profile(sim, ScheduleOptions(), ctx.compiler)
     binder = StateBinder(sim)
@@ -784,6 +824,10 @@ def _simulate(ctx: _Context, world: _World, candidates: list[_Candidate]) -> _Si
         candidate_pod = info.key in from_candidates
         placement = _first_fit(profile, binder, info, usable[candidate_pod], (_shape(sim, info), world.fits, unchanged))
         if placement is None:
+            if candidate_pod and at_most is not None:
+                simulation.errors[info.key] = (f"pod {info.key} fits on no other node, and no instance type is "
+                                               f"cheaper than {_money(at_most)}/h")
+                return simulation
             leftovers.append(info)
         elif candidate_pod:
             simulation.placed[info.key] = placement

@@ -18,6 +18,9 @@ from dratwin.sim.outcomes import DeviceHours, Distribution, NodeCost, NodeCount,
 from dratwin.sim.store import Change, Store
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+ON_DEMAND = "on-demand"
 HOUR = 3600.0
 
 
@@ -44,6 +47,7 @@ class Accountant:
     node_since: dict[str, float] = field(default_factory=dict)
     node_hours: dict[str, float] = field(default_factory=dict)  # closed lifetimes by node name
     node_type: dict[str, str] = field(default_factory=dict)
+    node_offering: dict[str, tuple[str, str]] = field(default_factory=dict)  # node -> (zone, capacity type)
     device_since: dict[DeviceID, float] = field(default_factory=dict)  # present since
     device_gpu: dict[DeviceID, bool] = field(default_factory=dict)
     holders: Counter[DeviceID] = field(default_factory=Counter)
@@ -70,8 +74,9 @@ class Accountant:
         elif change.kind == "ResourceSlice" and change.type == "Deleted":
             self._slice_deleted(change.key, now)
         elif change.kind == "Node" and change.type == "Added":
-            info = self.store.state.nodes[change.key]
-            self._node_added(change.key, info.node.metadata.labels.get(INSTANCE_TYPE_LABEL, ""), now)
+            labels = self.store.state.nodes[change.key].node.metadata.labels
+            self._node_added(change.key, labels.get(INSTANCE_TYPE_LABEL, ""), now)
+            self.node_offering[change.key] = (labels.get(ZONE_LABEL, ""), labels.get(CAPACITY_TYPE_LABEL, ON_DEMAND))
             self._record_nodes(now)
         elif change.kind == "Node" and change.type == "Deleted":
             since = self.node_since.pop(change.key, now)
@@ -209,16 +214,30 @@ class Accountant:
         return hours
 
     def costs(self, until: float) -> list[NodeCost]:
-        by_type: dict[str, list[float]] = {}
+        """By instance type and capacity type; a node is costed at its price (see :meth:`node_price`)."""
+        by_type: dict[tuple[str, str], list[tuple[float, float | None]]] = {}
         for name, hours in sorted(self.node_lifetimes(until).items()):
-            by_type.setdefault(self.node_type.get(name, ""), []).append(hours)
+            capacity_type = self.node_offering.get(name, ("", ON_DEMAND))[1]
+            by_type.setdefault((self.node_type.get(name, ""), capacity_type), []).append((hours, self.node_price(name)))
         result = []
-        for instance_type, lifetimes in sorted(by_type.items()):
-            price = self.price(instance_type)
-            hours = sum(lifetimes)
+        for (instance_type, capacity_type), lifetimes in sorted(by_type.items()):
+            prices = {price for _, price in lifetimes}
+            hours = sum(h for h, _ in lifetimes)
+            usd = sum(h * (p or 0.0) for h, p in lifetimes)
+            price = next(iter(prices)) if len(prices) == 1 else (rounded(usd / hours) if hours else None)
             result.append(NodeCost(instance_type or "<no instance-type label>", len(lifetimes), rounded(hours),
-                                   price, rounded(hours * (price or 0.0))))
+                                   price, rounded(usd), capacity_type))
         return result
+
+    def node_price(self, name: str) -> float | None:
+        """A spot node at its zone's spot price where the catalog has one (the packaged catalog has none: user
+        catalogs add them), every other node at its type's on-demand price."""
+        price = self.price(self.node_type.get(name, ""))
+        zone, capacity_type = self.node_offering.get(name, ("", ON_DEMAND))
+        if price is not None and capacity_type == "spot" and self.catalog is not None:
+            spot = self.catalog.get(self.node_type[name]).spot_price(zone)
+            return spot if spot is not None else price
+        return price
 
     def price(self, instance_type: str) -> float | None:
         if self.catalog is None or not instance_type or instance_type not in self.catalog:

@@ -34,7 +34,7 @@ class InvariantChecker:
         self._rate = self._current_rate()
 
     def _current_rate(self) -> float:
-        return sum(self.accountant.price(self.accountant.node_type.get(n, "")) or 0.0 for n in self.store.state.nodes)
+        return sum(self.accountant.node_price(n) or 0.0 for n in self.store.state.nodes)
 
     def __call__(self) -> None:
         now = self.store.clock.now()

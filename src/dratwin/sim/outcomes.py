@@ -64,8 +64,38 @@ class NodeCost:
     instance_type: str
     nodes: int
     hours: float
-    usd_per_hour: float | None  # None: not in the catalog (costed at 0)
+    usd_per_hour: float | None  # None: not in the catalog (costed at 0); the mean when its nodes' zones differ
     usd: float
+    capacity_type: str = "on-demand"  # karpenter.sh/capacity-type of the nodes (on-demand for nodes without it)
+
+
+@dataclass(frozen=True)
+class DisruptionCommand:
+    """One command of Karpenter's disruption controller, as it was carried out."""
+
+    at_seconds: float  # when it passed its validation and its nodes were tainted
+    reason: str  # the budgets' reason: Empty, Underutilized or Drifted
+    method: str  # emptiness, drift, multi-node or single-node
+    decision: str  # delete or replace
+    nodes: tuple[str, ...]
+    replacements: tuple[str, ...]  # instance types launched for it (empty for a delete)
+    pods_evicted: int
+    drained_at_seconds: float | None  # None: its replacements were still launching when the run ended
+
+
+@dataclass(frozen=True)
+class Disruptions:
+    """What Karpenter's disruption controller did over the run: nodes taken out by reason, pods evicted, and the
+    progress of the evicted pods that run to completion (Job and bare pods), lost since they must start over."""
+
+    nodes_empty: int = 0
+    nodes_underutilized: int = 0
+    nodes_drifted: int = 0
+    replacements_launched: int = 0
+    pods_evicted: int = 0
+    work_lost_seconds: float = 0.0  # pod-seconds of running time thrown away by evictions
+    commands_invalidated: int = 0  # found, but no longer valid after the 15 s validation wait
+    commands: tuple[DisruptionCommand, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -153,6 +183,7 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
     services: list[ServiceOutcome] = field(default_factory=list)
     cold_start: ColdStartSummary | None = None  # None: the run has no cold start model
+    disruptions: Disruptions = field(default_factory=Disruptions)
 
 
 def _round(value: float) -> float:

@@ -1,4 +1,4 @@
-"""Karpenter over time: a batching window, NodeClaims launched with a latency, empty nodes consolidated.
+"""Karpenter over time: a batching window, NodeClaims launched with a latency, then disruption.
 
 - Batching (Karpenter's ``BatchIdleDuration`` 1 s and ``BatchMaxDuration`` 10 s): the first pod found
   unschedulable opens a window; it closes 1 s after the last such pod, or 10 s after it opened.
@@ -8,46 +8,49 @@
   after ``RunSpec.node_launch_seconds`` of its instance type, and the DRA drivers publish its
   ResourceSlices then (the devices ``dratwin cluster generate`` gives that type). The scheduler binds the
   pods when the node appears (a cluster event).
-- Consolidation of empty nodes: a node Karpenter launched that has no pod for its NodePool's
-  ``consolidateAfter`` (``Never``: kept) is deleted, with its slices; its cost stops there. A node just
-  launched for pods is left alone while they are nominated to it (20 s).
-
-Not modelled (said in the run's notes): consolidation of underused nodes (replace or delete with pods
-moved), disruption budgets, drift and expiry, spot interruptions, the disruption controller's polling.
+- The capacity type is the solver's choice: the cheapest offering the NodePool allows, so spot wherever the
+  catalog has a spot price below on-demand (the packaged catalog has no spot prices: every node launches
+  on-demand unless a user catalog gives them; the run says so for a NodePool that allows spot).
+- Disruption (emptiness, drift, consolidation of empty and underused nodes, budgets, replacements launched
+  before the drain): :mod:`dratwin.sim.disruption`; a node it deletes gives its capacity back to its
+  NodePool's limits.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from dratwin.allocator import Features
 from dratwin.api.codec import decode_as
 from dratwin.api.core import Node
 from dratwin.api.resource import ResourceSlice
 from dratwin.catalog import Catalog
+from dratwin.catalog.offerings import Offering
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.generate import AUTO_MODE, KARPENTER, GenerateOptions, NodeGroup, generate
 from dratwin.cluster.state import pod_claim_keys
 from dratwin.provisioner.budgets import NodePoolPolicy
+from dratwin.provisioner.candidates import Template
 from dratwin.provisioner.solver import PlannedClaim, PodToPlace, Pool, Solver
 from dratwin.scenario.model import RunSpec
 from dratwin.scheduler.framework import NodeInfo
 from dratwin.scheduler.resources import node_allocatable
-from dratwin.sim.engine import BOOKKEEPING, CONTROLLER, WORLD, Engine
+from dratwin.sim.disruption import DisruptionController
+from dratwin.sim.engine import CONTROLLER, WORLD, Engine
+from dratwin.sim.outcomes import Disruptions
 from dratwin.sim.scheduling import SchedulingController
-from dratwin.sim.store import Change, Store
+from dratwin.sim.store import Store
 from dratwin.twin.plan_pools import PlanError, PlanOptions, read_pool
 
 BATCH_IDLE_SECONDS = 1.0
 BATCH_MAX_SECONDS = 10.0
-# A node launched for pods has them nominated to it for a while; the disruption controller leaves a node
-# with nominated pods alone (Karpenter nominates for twice the batch maximum).
-NOMINATION_SECONDS = 2 * BATCH_MAX_SECONDS
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
-NOT_MODELLED = ("Karpenter in the simulation: launches and consolidation of empty nodes only; underused-node "
-                "consolidation, disruption budgets, drift, expiry and spot interruptions are not simulated")
+NOT_MODELLED = ("Karpenter in the simulation: PodDisruptionBudgets, graceful termination, expiry, spot interruptions "
+                "and drift that starts during the run are not simulated")
 
 
 @dataclass
@@ -58,6 +61,8 @@ class Launch:
     zone: str
     capacity_type: str
     pods: tuple[str, ...]
+    booked: dict[str, int]  # what it counts against its NodePool's limits
+    then: Callable[[], None] | None = None  # called once it is Ready (a disruption's replacement)
 
 
 @dataclass
@@ -74,7 +79,8 @@ class ProvisionerController:
     notes: list[str] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
     in_flight: dict[str, str] = field(default_factory=dict)  # pod -> the NodeClaim launched for it
-    empty_since: dict[str, float] = field(default_factory=dict)
+    booked: dict[str, tuple[str, dict[str, int]]] = field(default_factory=dict)  # node -> (NodePool, usage)
+    disruption: DisruptionController | None = None
     _window: tuple[float, float] | None = None  # (opened, last pod) of the open batch
     _names: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -93,9 +99,15 @@ class ProvisionerController:
             self.policies[pool.name] = NodePoolPolicy.read(raw)
         if not self.pools:
             self.notes.append("provisioner: no NodePool that can launch nodes: nothing will be launched")
+        self.notes += _spot_notes(self.pools, written)
         self.notes.append(NOT_MODELLED)
         self.scheduling.on_unschedulable.append(self.pod_unschedulable)
-        self.store.subscribe("Pod", self._on_pod)
+        if self.pools:
+            node_classes = {str((o.raw.get("metadata") or {}).get("name", "")): o.raw for o in self.spec.objects
+                            if o.kind == "EC2NodeClass"}
+            self.disruption = DisruptionController(self.engine, self.store, self.pools, written, self.policies,
+                                                   node_classes, self.catalog, self.features, self.compiler,
+                                                   self.launch_replacement, self.release)
 
     # ---- the batcher ----
 
@@ -151,23 +163,41 @@ class ProvisionerController:
         return found
 
     def _launch(self, claim: PlannedClaim) -> None:
-        template = claim.chosen()
-        offering = claim.offering()
+        self._start(claim.pool, claim.chosen(), claim.offering(), tuple(p.info.key for p in claim.pods))
+
+    def launch_replacement(self, pool_name: str, instance_type: str, then: Callable[[], None]) -> bool:
+        """A NodeClaim the disruption controller launches to replace nodes: the type's cheapest offering."""
+        pool = next((p for p in self.pools if p.name == pool_name), None)
+        template = next((t for t in pool.templates if t.instance_type.name == instance_type), None) if pool else None
+        if pool is None or template is None:
+            return False
+        self._start(pool, template, template.cheapest, (), then)
+        return True
+
+    def release(self, node: str) -> None:
+        """A node the disruption controller deleted: its NodePool's usage goes down."""
+        pool_name, usage = self.booked.pop(node, ("", {}))
+        for pool in self.pools:
+            if pool.name == pool_name:
+                for resource, amount in usage.items():
+                    pool.used[resource] = pool.used.get(resource, 0) - amount
+
+    def _start(self, pool: Pool, template: Template, offering: Offering | None, pods: tuple[str, ...],
+               then: Callable[[], None] | None = None) -> None:
         zone = offering.zone if offering is not None else ""
         capacity = offering.capacity_type if offering is not None else "on-demand"
-        name = f"{claim.pool.name}-{next(self._names):05d}"
-        pods = tuple(p.info.key for p in claim.pods)
-        launch = Launch(name, claim.pool.name, template.instance_type.name, zone, capacity, pods)
+        name = f"{pool.name}-{next(self._names):05d}"
+        launch = Launch(name, pool.name, template.instance_type.name, zone, capacity, pods, dict(template.capacity),
+                        then)
         self.launches.append(launch)
         for key in pods:
             self.in_flight[key] = name
-        for pool in self.pools:
-            if pool.name == claim.pool.name:
-                for resource, amount in template.capacity.items():
-                    pool.used[resource] = pool.used.get(resource, 0) + amount
+        for resource, amount in template.capacity.items():
+            pool.used[resource] = pool.used.get(resource, 0) + amount
         latency = self.spec.node_launch_seconds.get(launch.instance_type, self.spec.default_node_launch_seconds)
+        purpose = f"for {len(pods)} pod(s)" if pods else "to replace disrupted nodes"
         self.store.note("Launched", "NodeClaim", name, f"{launch.instance_type} in {zone or 'any zone'} ({capacity}) "
-                        f"for {len(pods)} pod(s); Ready in {latency:g} s")
+                        f"{purpose}; Ready in {latency:g} s")
         self.engine.after(latency, WORLD, lambda: self._ready(launch))
 
     def _ready(self, launch: Launch) -> None:
@@ -190,38 +220,26 @@ class ProvisionerController:
             if self.in_flight.get(key) == launch.name:
                 del self.in_flight[key]
         for name in names:
-            self._maybe_empty(name, NOMINATION_SECONDS if launch.pods else 0.0)
+            self.booked[name] = (launch.pool, launch.booked)
+            if self.disruption is not None:
+                self.disruption.node_ready(name, nominated=bool(launch.pods))
+        if launch.then is not None:
+            launch.then()
 
-    # ---- consolidation of empty nodes ----
+    def disruptions(self) -> Disruptions:
+        return self.disruption.outcome() if self.disruption is not None else Disruptions()
 
-    def _on_pod(self, change: Change) -> None:
-        state = self.store.state
-        if change.type == "Deleted" and change.pod is not None and change.pod.pod.spec.node_name:
-            self._maybe_empty(change.pod.pod.spec.node_name)
-        elif change.type == "Modified":
-            record = state.pods.get(change.key)
-            if record is not None and record.pod.spec.node_name:
-                self.empty_since.pop(record.pod.spec.node_name, None)
 
-    def _maybe_empty(self, node: str, nominated_for: float = 0.0) -> None:
-        info = self.store.state.nodes.get(node)
-        if info is None or info.pods:
-            return
-        pool = info.node.metadata.labels.get(NODEPOOL_LABEL, "")
-        policy = self.policies.get(pool)
-        if policy is None or policy.static or policy.consolidate_after is None:
-            return
-        now = self.engine.now()
-        self.empty_since[node] = now
-        after = max(policy.consolidate_after.total_seconds(), nominated_for)
-        # after the scheduler's cycles of that moment: a pod bound then keeps the node
-        self.engine.at(now + after, BOOKKEEPING, lambda: self._consolidate(node, now))
-
-    def _consolidate(self, node: str, since: float) -> None:
-        info = self.store.state.nodes.get(node)
-        if info is None or info.pods or self.empty_since.get(node) != since:
-            return
-        del self.empty_since[node]
-        self.store.note("Consolidated", "Node", node, "empty: deleted (Karpenter's emptiness consolidation)")
-        self.store.state.remove_node(node)
-
+def _spot_notes(pools: list[Pool], written: list[dict[str, Any]]) -> list[str]:
+    """A NodePool that allows spot launches on-demand where the catalog has no spot price: say so."""
+    notes = []
+    for pool in pools:
+        allows_spot = any(r.get("key") == CAPACITY_TYPE_LABEL and "spot" in (r.get("values") or [])
+                          for raw in written if (raw.get("metadata") or {}).get("name") == pool.name
+                          for r in ((raw.get("spec") or {}).get("template") or {}).get("spec", {}).get(
+                              "requirements") or [] if isinstance(r, dict))
+        if allows_spot and not any(o.capacity_type == "spot" for t in pool.templates for o in t.offerings):
+            notes.append(f"NodePool {pool.name} allows spot, but the catalog has no spot prices for its instance "
+                         "types: its nodes launch and are costed on-demand (give spot prices with a user catalog, "
+                         "see dratwin/data/CATALOG.md)")
+    return notes

@@ -117,6 +117,7 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     result = _result(spec, engine, store, scheduling, workloads, accountant)
     if provisioner is not None:
         result.notes += provisioner.notes
+        result.disruptions = provisioner.disruptions()
     if services is not None:
         result.services = services.finish(spec.until_seconds)
         result.notes += services.notes
