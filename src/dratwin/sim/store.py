@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from dratwin.cluster.load import LoadedCluster
 from dratwin.cluster.state import ClusterState, PodRecord
 from dratwin.sim.clock import Clock
-from dratwin.twin.build import LoadedCluster
 
 
 @dataclass(frozen=True)

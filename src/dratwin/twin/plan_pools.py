@@ -22,13 +22,13 @@ from dratwin.api.karpenter import NODEPOOL_LABEL
 from dratwin.api.quantity import Quantity
 from dratwin.catalog import Catalog, InstanceType, Offering
 from dratwin.catalog.auto_mode import auto_mode_refusal
+from dratwin.cluster.load import LoadedCluster
 from dratwin.errors import DratwinError
 from dratwin.provisioner.candidates import CAPACITY_TYPE, ZONE_LABEL, Template, build_template
 from dratwin.provisioner.labels import KeyKind, LabelSet, foreign_key_hint, instance_requirements, label_set
 from dratwin.provisioner.requirements import Requirement, RequirementError, Requirements
 from dratwin.provisioner.solver import Pool
 from dratwin.scheduler.resources import node_capacity
-from dratwin.twin.build import LoadedCluster
 
 AUTO_MODE_NVIDIA_ROLE = "eks.amazonaws.com/device-manager-nvidia"
 AUTO_MODE_DRA_VERSION = (1, 36)
