@@ -96,7 +96,7 @@ class OneShot:
         self.store = Store(self.loaded, clock)
         self.scheduling = OneShotScheduling(self.engine, self.store, self.options, self.compiler, until=self.until)
         ClaimController(self.store)
-        self.store.dispatch()  # the load's own events are the state at time 0
+        self.store.skip_delivered()  # the load's own events are the state at time 0
         self.engine.after_each.append(self.store.dispatch)
 
     def run(self, pods: Sequence[PodInfo]) -> OneShotRun:
