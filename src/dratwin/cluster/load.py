@@ -27,7 +27,7 @@ from dratwin.allocator.features import Features
 from dratwin.api.codec import classify, decode_as
 from dratwin.api.compute_domain import DOMAIN_LABEL
 from dratwin.api.core import Node, Pod, PodResourceClaimStatus
-from dratwin.api.intake import admit
+from dratwin.api.intake import Admitted, admit
 from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 from dratwin.cluster.claims import claims_for_pod
@@ -68,12 +68,15 @@ class LoadedCluster:
     compute_domains: Domains = field(default_factory=Domains)
 
 
-def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: random.Random) -> LoadedCluster:
+def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: random.Random, *,
+                 admitted_already: bool = False) -> LoadedCluster:
+    """``admitted_already``: the objects are what :func:`admit` took (whoever admitted them reports its
+    refusals and notes); they are not read a second time."""
     state = ClusterState(features=features)
     raws: list[Raw] = []
     templates: dict[tuple[str, str], Raw] = {}
     claims: dict[tuple[str, str], Raw] = {}
-    admitted = admit(objects)
+    admitted = Admitted(list(objects)) if admitted_already else admit(objects)
     for obj in admitted.objects:
         kind = obj.kind
         info = classify(obj).info

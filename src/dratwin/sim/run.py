@@ -68,7 +68,7 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     _refuse_unsupported(spec)
     features = Features.from_gates(options.gates)
     compiler = SelectorCompiler(list_type_attributes=features.list_type_attributes)
-    loaded = load_cluster(spec.objects, features, random.Random(spec.seed))
+    loaded = load_cluster(spec.objects, features, random.Random(spec.seed), admitted_already=spec.admitted)
     clock = VirtualClock()
     engine = Engine(clock)
     store = Store(loaded, clock, keep_log=options.keep_events)
