@@ -4,10 +4,11 @@
   unschedulable opens a window; it closes 1 s after the last such pod, or 10 s after it opened.
 - At the close, the pods still pending and not waiting for a node already launched go to the twin's
   provisioning solver (:class:`dratwin.provisioner.solver.Solver`, as ``dratwin plan`` runs it) over the
-  NodePools of the cluster; every NodeClaim it plans is launched: the node registers and becomes Ready
-  after ``RunSpec.node_launch_seconds`` of its instance type, and the DRA drivers publish its
-  ResourceSlices then (the devices ``dratwin cluster generate`` gives that type). The scheduler binds the
-  pods when the node appears (a cluster event).
+  NodePools of the cluster that this provisioner manages (by nodeClassRef), less the pods no launch can help
+  (:mod:`dratwin.provisioner.pending`, the rule plan applies; each reason said once in the notes); every
+  NodeClaim it plans is launched: the node registers and becomes Ready after ``RunSpec.node_launch_seconds``
+  of its instance type, and the DRA drivers publish its ResourceSlices then (the devices ``dratwin cluster
+  generate`` gives that type). The scheduler binds the pods when the node appears (a cluster event).
 - Consolidation of empty nodes: a node Karpenter launched that has no pod for its NodePool's
   ``consolidateAfter`` (``Never``: kept) is deleted, with its slices; its cost stops there. A node just
   launched for pods is left alone while they are nominated to it (20 s).
@@ -28,8 +29,9 @@ from dratwin.api.resource import ResourceSlice
 from dratwin.catalog import Catalog
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.generate import AUTO_MODE, KARPENTER, GenerateOptions, NodeGroup, generate
-from dratwin.cluster.state import pod_claim_keys
 from dratwin.provisioner.budgets import NodePoolPolicy
+from dratwin.provisioner.nodepools import PlanError, PlanOptions, managed_nodepools, read_pool
+from dratwin.provisioner.pending import pod_to_place, split_unprovisionable
 from dratwin.provisioner.solver import PlannedClaim, PodToPlace, Pool, Solver
 from dratwin.scenario.model import RunSpec
 from dratwin.scheduler.framework import NodeInfo
@@ -37,7 +39,6 @@ from dratwin.scheduler.resources import node_allocatable
 from dratwin.sim.engine import BOOKKEEPING, CONTROLLER, WORLD, Engine
 from dratwin.sim.scheduling import SchedulingController
 from dratwin.sim.store import Change, Store
-from dratwin.twin.plan_pools import PlanError, PlanOptions, read_pool
 
 BATCH_IDLE_SECONDS = 1.0
 BATCH_MAX_SECONDS = 10.0
@@ -76,12 +77,17 @@ class ProvisionerController:
     in_flight: dict[str, str] = field(default_factory=dict)  # pod -> the NodeClaim launched for it
     empty_since: dict[str, float] = field(default_factory=dict)
     _window: tuple[float, float] | None = None  # (opened, last pod) of the open batch
+    _options: PlanOptions = field(default_factory=PlanOptions)
+    _reasons_noted: set[str] = field(default_factory=set)  # why pods were left, each said once in the notes
     _names: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def __post_init__(self) -> None:
         written = [o.raw for o in self.spec.objects
                    if o.kind == "NodePool" and o.api_version.startswith("karpenter.sh/")]
         options = PlanOptions(seed=self.spec.seed, auto_mode=self.spec.provisioner == "auto-mode")
+        self._options = options
+        written, unmanaged = managed_nodepools(written, options.auto_mode)  # as dratwin plan reads them
+        self.notes += unmanaged
         for raw in written:
             try:
                 pool = read_pool(raw, self.catalog, self.store.loaded, options)
@@ -133,6 +139,7 @@ class ProvisionerController:
             self._launch(claim)
 
     def _pending(self) -> list[PodToPlace]:
+        """The unschedulable pods not waiting for a launch, less those no launch can help (as in dratwin plan)."""
         state = self.store.state
         found = []
         for key in sorted(self.scheduling.queue.pods, key=lambda k: self.scheduling.queue.pods[k].info.order):
@@ -141,14 +148,16 @@ class ProvisionerController:
                 continue
             if key not in self.scheduling.messages:
                 continue  # not found unschedulable yet: the scheduler may still place it
-            claims, keys = [], []
-            for claim_key in pod_claim_keys(record.pod, extended=False):
-                claim = state.claims.get(claim_key)
-                if claim is not None and claim.claim.status.allocation is None:
-                    claims.append(claim.claim)
-                    keys.append(claim_key)
-            found.append(PodToPlace(record.info, claims, keys))
-        return found
+            found.append(pod_to_place(state, record))
+        kept, left = split_unprovisionable(found, state.classes, self.pools, self._options)
+        for unplaced in left:
+            for rejections in unplaced.reasons.values():
+                for rejection in rejections:
+                    if rejection.reason not in self._reasons_noted:
+                        self._reasons_noted.add(rejection.reason)
+                        self.notes.append(f"provisioner: launches nothing for {unplaced.pod} (and any pod like it): "
+                                          f"{rejection.reason}")
+        return kept
 
     def _launch(self, claim: PlannedClaim) -> None:
         template = claim.chosen()
