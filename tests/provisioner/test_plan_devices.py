@@ -17,8 +17,8 @@ from tests.builders.plan import (
     template_from_shared,
 )
 
+from dratwin.provisioner.pending import AUTO_MODE_NEURON
 from dratwin.provisioner.solver import NO_NEURON_METADATA
-from dratwin.twin.plan_devices import AUTO_MODE_NEURON
 
 NEURON_CATEGORY = {"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["trn", "inf"]}
 AUTO_NEURON_CATEGORY = {**NEURON_CATEGORY, "key": "eks.amazonaws.com/instance-category"}

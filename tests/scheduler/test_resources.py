@@ -7,6 +7,7 @@ The builders (``make_pod``, ``container``, ``make_node``, ``info``, ``node_info`
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 
 import pytest
@@ -18,6 +19,7 @@ from dratwin.scheduler.framework import PodInfo, Resources
 from dratwin.scheduler.resources import (
     add_pod,
     copy_node_info,
+    defaulted_requests,
     is_extended_resource_name,
     is_scalar_resource_name,
     make_pod_info,
@@ -187,10 +189,47 @@ def test_pod_requests(case: RequestCase) -> None:
     assert case.pod == before, "the pod must not be modified"
 
 
-def test_bad_quantity_names_pod_container_and_resource() -> None:
-    pod = make_pod("p", container({"memory": "1gi"}, name="main"))
-    with pytest.raises(QuantityError, match=r"pod default/p, container main: resources.requests\[memory\]"):
-        pod_requests(pod)
+@dataclass
+class BadQuantityCase:
+    name: str
+    pod: Pod
+    where: str  # the field the error names
+
+
+BAD_QUANTITY_CASES = [
+    BadQuantityCase("in-a-request", make_pod("p", container({"memory": "1gi"}, name="main")),
+                    "pod default/p, container main: resources.requests[memory]"),
+    # a limit that stands in for a missing request is named as the limit the user wrote
+    BadQuantityCase("in-a-defaulting-limit", make_pod("p", container(limits={"memory": "1gi"}, name="main")),
+                    "pod default/p, container main: resources.limits[memory]"),
+]
+
+
+@pytest.mark.parametrize("case", BAD_QUANTITY_CASES, ids=lambda c: c.name)
+def test_bad_quantity_names_pod_container_and_field(case: BadQuantityCase) -> None:
+    with pytest.raises(QuantityError, match=re.escape(case.where)):
+        pod_requests(case.pod)
+
+
+@dataclass
+class DefaultingCase:
+    name: str
+    requests: dict[str, str]
+    limits: dict[str, str]
+    expect: dict[str, str]
+
+
+DEFAULTING_CASES = [
+    DefaultingCase("none", {}, {}, {}),
+    DefaultingCase("limit-only", {}, {"nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "1"}),
+    DefaultingCase("request-wins", {"cpu": "1"}, {"cpu": "2", "memory": "1Gi"}, {"cpu": "1", "memory": "1Gi"}),
+]
+
+
+@pytest.mark.parametrize("case", DEFAULTING_CASES, ids=lambda c: c.name)
+def test_defaulted_requests_are_what_the_api_server_stores(case: DefaultingCase) -> None:
+    pod = make_pod("p", container(case.requests, case.limits))
+    assert dict(defaulted_requests(pod.spec.containers[0])) == case.expect
 
 
 def test_make_pod_info() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 import pytest
 from tests.builders.manifests import claim_template, device_class, gpu_request, manifest
@@ -94,3 +95,31 @@ def test_a_node_launched_for_a_pod_is_not_consolidated_before_the_pod_binds() ->
     assert times(sim, "Scheduled", "Pod", "default/a-") == [56.0]
     # the pod leaves at 656 s: the pass at 660 s finds the node empty, 15 s of validation
     assert times(sim, "Consolidated", "Node") == [675.0]
+
+
+@dataclass
+class RoundCase:
+    name: str
+    objects: list[dict[str, object]]
+    launches: int
+    note: str  # a note of the run that says why nothing or something was launched
+
+
+MISSING_CLASS = claim_template("ghost", gpu_request(device_class_name="no-such-class"))
+ROUND_CASES = [
+    RoundCase("a claim of a DeviceClass that does not exist: nothing launched, said once",
+              [CLASS, MISSING_CLASS, ec2_node_class("default"), _pool(),
+               job("a", "ghost", at="10s", run_for="10m"), job("b", "ghost", at="20s", run_for="10m")],
+              0, "DeviceClass no-such-class does not exist"),
+    RoundCase("a NodePool of EKS Auto Mode's NodeClass is not self-managed Karpenter's",
+              [CLASS, ONE_GPU, ec2_node_class("default"), nodepool("auto", auto_mode=True),
+               _pool(), job("a", "one", at="10s", run_for="10m")],
+              1, "NodePool auto is not managed by self-managed Karpenter"),
+]
+
+
+@pytest.mark.parametrize("case", ROUND_CASES, ids=lambda c: c.name)
+def test_a_round_takes_the_pods_and_nodepools_plan_would(case: RoundCase) -> None:
+    sim = simulate_text(manifest(*case.objects), until="1h", launch_seconds=45.0)
+    assert len(times(sim, "Launched", "NodeClaim")) == case.launches
+    assert len([n for n in sim.result.notes if case.note in n]) == 1, sim.result.notes

@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     refused = admitted.rejections()
     seed = 0 if args.seed is None else args.seed
     spec = run_spec(admitted.objects, name=args.scenario, seed=seed, until_seconds=until,
-                    provisioner=args.provisioner)
+                    provisioner=args.provisioner, admitted=True)
     wants_samples = any(p is not None for p in (args.report, args.metrics, args.table))
     progress = _Progress(sys.stderr, spec.until_seconds) if sys.stderr.isatty() else None
     options = SimOptions(gates=args.feature_gates, catalog=load_catalog(), keep_events=args.events is not None,
@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     if args.events is not None:
         _write_events(args.events, simulation.events)
     result = simulation.result
-    result.notes = [*refused, *result.notes]
+    result.notes = [*refused, *admitted.notes, *result.notes]  # admitted.notes: the objects read as v1
     written = write_files(args, args.scenario, [RunOutput(result, simulation.timeline)])
     if args.output == "json":
         sys.stdout.write(render_json(result))

@@ -78,11 +78,12 @@ from dratwin.provisioner.budgets import (
 from dratwin.provisioner.candidates import CAPACITY_TYPE, INSTANCE_TYPE_LABEL, NODEPOOL_LABEL, ZONE_LABEL, Template
 from dratwin.provisioner.drift import Drift, drift_of
 from dratwin.provisioner.solver import PlannedClaim, PodToPlace, Pool, Solver, Unplaced
+from dratwin.scheduler.binder import StateBinder
 from dratwin.scheduler.framework import CycleState, NodeInfo, PodInfo
 from dratwin.scheduler.plugins.dynamic_resources import ExtendedRequest
+from dratwin.scheduler.profile import Options as ScheduleOptions
+from dratwin.scheduler.profile import default_profile
 from dratwin.scheduler.scheduler import Profile
-from dratwin.twin.schedule import Options as ScheduleOptions
-from dratwin.twin.schedule import StateBinder, default_profile
 
 Raw = dict[str, Any]
 

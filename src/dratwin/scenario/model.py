@@ -91,3 +91,4 @@ class RunSpec:
     cold_start: ColdStartSpec = field(default_factory=ColdStartSpec)
     node_launch_seconds: dict[str, float] = field(default_factory=dict)  # by instance type; others: default
     default_node_launch_seconds: float = 60.0
+    admitted: bool = False  # objects and arrivals are already through admission (the bare form's intake)

@@ -155,13 +155,22 @@ def _aggregate(pod: Pod, *, non_missing: bool) -> _Exact:
     return total
 
 
+def defaulted_requests(container: Container) -> Mapping[str, str | int | float]:
+    """The container's requests as the API server stores them: it defaults a missing request to the limit
+    of the same resource. Every reader of requests (resource fit, DRA's extended resources) starts here."""
+    resources = container.resources
+    if not resources.limits:
+        return resources.requests
+    return {**resources.limits, **resources.requests}
+
+
 def _container_requests(container: Container, pod: str, non_missing: bool) -> _Exact:
     where = f"pod {pod}, container {container.name or '<unnamed>'}"
-    resources = container.resources
-    requests = _parse_list(resources.requests, f"{where}: resources.requests")
-    # The API server defaults a missing request to the limit of the same resource.
-    for name, limit in _parse_list(resources.limits, f"{where}: resources.limits").items():
-        requests.setdefault(name, limit)
+    written = container.resources.requests
+    requests: _Exact = {}
+    for name, text in defaulted_requests(container).items():
+        field = "requests" if name in written else "limits"
+        requests[name] = _parse_quantity(text, f"{where}: resources.{field}[{name}]")
     if non_missing:
         requests.setdefault(CPU, _DEFAULT_CPU)
         requests.setdefault(MEMORY, _DEFAULT_MEMORY)
@@ -174,13 +183,14 @@ _DEFAULT_MEMORY = Fraction(DEFAULT_MEMORY_REQUEST)
 
 
 def _parse_list(values: Mapping[str, str | int | float], where: str) -> _Exact:
-    parsed: _Exact = {}
-    for name, text in values.items():
-        try:
-            parsed[name] = Quantity.parse(text).value
-        except QuantityError as error:
-            raise QuantityError(f"{where}[{name}]: {error}") from error
-    return parsed
+    return {name: _parse_quantity(text, f"{where}[{name}]") for name, text in values.items()}
+
+
+def _parse_quantity(text: str | int | float, where: str) -> Fraction:
+    try:
+        return Quantity.parse(text).value
+    except QuantityError as error:
+        raise QuantityError(f"{where}: {error}") from error
 
 
 def _add(into: _Exact, other: Mapping[str, Fraction]) -> None:

@@ -4,10 +4,11 @@
   unschedulable opens a window; it closes 1 s after the last such pod, or 10 s after it opened.
 - At the close, the pods still pending and not waiting for a node already launched go to the twin's
   provisioning solver (:class:`dratwin.provisioner.solver.Solver`, as ``dratwin plan`` runs it) over the
-  NodePools of the cluster; every NodeClaim it plans is launched: the node registers and becomes Ready
-  after ``RunSpec.node_launch_seconds`` of its instance type, and the DRA drivers publish its
-  ResourceSlices then (the devices ``dratwin cluster generate`` gives that type). The scheduler binds the
-  pods when the node appears (a cluster event).
+  NodePools of the cluster that this provisioner manages (by nodeClassRef), less the pods no launch can help
+  (:mod:`dratwin.provisioner.pending`, the rule plan applies; each reason said once in the notes); every
+  NodeClaim it plans is launched: the node registers and becomes Ready after ``RunSpec.node_launch_seconds``
+  of its instance type, and the DRA drivers publish its ResourceSlices then (the devices ``dratwin cluster
+  generate`` gives that type). The scheduler binds the pods when the node appears (a cluster event).
 - The capacity type is the solver's choice: the cheapest offering the NodePool allows, so spot wherever the
   catalog has a spot price below on-demand (the packaged catalog has no spot prices: every node launches
   on-demand unless a user catalog gives them; the run says so for a NodePool that allows spot).
@@ -31,9 +32,10 @@ from dratwin.catalog import Catalog
 from dratwin.catalog.offerings import Offering
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.generate import AUTO_MODE, KARPENTER, GenerateOptions, NodeGroup, generate
-from dratwin.cluster.state import pod_claim_keys
 from dratwin.provisioner.budgets import NodePoolPolicy
 from dratwin.provisioner.candidates import Template
+from dratwin.provisioner.nodepools import PlanError, PlanOptions, managed_nodepools, read_pool
+from dratwin.provisioner.pending import pod_to_place, split_unprovisionable
 from dratwin.provisioner.solver import PlannedClaim, PodToPlace, Pool, Solver
 from dratwin.scenario.model import RunSpec
 from dratwin.scheduler.framework import NodeInfo
@@ -43,7 +45,6 @@ from dratwin.sim.engine import CONTROLLER, WORLD, Engine
 from dratwin.sim.outcomes import Disruptions
 from dratwin.sim.scheduling import SchedulingController
 from dratwin.sim.store import Store
-from dratwin.twin.plan_pools import PlanError, PlanOptions, read_pool
 
 BATCH_IDLE_SECONDS = 1.0
 BATCH_MAX_SECONDS = 10.0
@@ -82,12 +83,17 @@ class ProvisionerController:
     booked: dict[str, tuple[str, dict[str, int]]] = field(default_factory=dict)  # node -> (NodePool, usage)
     disruption: DisruptionController | None = None
     _window: tuple[float, float] | None = None  # (opened, last pod) of the open batch
+    _options: PlanOptions = field(default_factory=PlanOptions)
+    _reasons_noted: set[str] = field(default_factory=set)  # why pods were left, each said once in the notes
     _names: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def __post_init__(self) -> None:
         written = [o.raw for o in self.spec.objects
                    if o.kind == "NodePool" and o.api_version.startswith("karpenter.sh/")]
         options = PlanOptions(seed=self.spec.seed, auto_mode=self.spec.provisioner == "auto-mode")
+        self._options = options
+        written, unmanaged = managed_nodepools(written, options.auto_mode)  # as dratwin plan reads them
+        self.notes += unmanaged
         for raw in written:
             try:
                 pool = read_pool(raw, self.catalog, self.store.loaded, options)
@@ -145,6 +151,7 @@ class ProvisionerController:
             self._launch(claim)
 
     def _pending(self) -> list[PodToPlace]:
+        """The unschedulable pods not waiting for a launch, less those no launch can help (as in dratwin plan)."""
         state = self.store.state
         found = []
         for key in sorted(self.scheduling.queue.pods, key=lambda k: self.scheduling.queue.pods[k].info.order):
@@ -153,14 +160,16 @@ class ProvisionerController:
                 continue
             if key not in self.scheduling.messages:
                 continue  # not found unschedulable yet: the scheduler may still place it
-            claims, keys = [], []
-            for claim_key in pod_claim_keys(record.pod, extended=False):
-                claim = state.claims.get(claim_key)
-                if claim is not None and claim.claim.status.allocation is None:
-                    claims.append(claim.claim)
-                    keys.append(claim_key)
-            found.append(PodToPlace(record.info, claims, keys))
-        return found
+            found.append(pod_to_place(state, record))
+        kept, left = split_unprovisionable(found, state.classes, self.pools, self._options)
+        for unplaced in left:
+            for rejections in unplaced.reasons.values():
+                for rejection in rejections:
+                    if rejection.reason not in self._reasons_noted:
+                        self._reasons_noted.add(rejection.reason)
+                        self.notes.append(f"provisioner: launches nothing for {unplaced.pod} (and any pod like it): "
+                                          f"{rejection.reason}")
+        return kept
 
     def _launch(self, claim: PlannedClaim) -> None:
         self._start(claim.pool, claim.chosen(), claim.offering(), tuple(p.info.key for p in claim.pods))

@@ -52,9 +52,11 @@ def _annotation(obj: LoadedObject, key: str) -> float | None:
 
 
 def run_spec(objects: Sequence[LoadedObject], *, name: str, seed: int = 0,
-             until_seconds: float | None = None, provisioner: Provisioner | None = None) -> RunSpec:
+             until_seconds: float | None = None, provisioner: Provisioner | None = None,
+             admitted: bool = False) -> RunSpec:
     """A RunSpec from manifests: see the module docstring. ``provisioner`` None: Karpenter when the
-    manifests hold a Karpenter NodePool, none otherwise."""
+    manifests hold a Karpenter NodePool, none otherwise. ``admitted``: the objects are what
+    :func:`dratwin.api.intake.admit` took, so the run does not read them again."""
     if provisioner is None:
         has_pools = any(o.kind == "NodePool" and o.api_version.startswith("karpenter.sh/") for o in objects)
         provisioner = "karpenter" if has_pools else "none"
@@ -73,5 +75,5 @@ def run_spec(objects: Sequence[LoadedObject], *, name: str, seed: int = 0,
     last = max((a.at_seconds for a in arrivals), default=0.0)
     until = until_seconds if until_seconds is not None else max(DEFAULT_UNTIL_SECONDS, last)
     return RunSpec(scenario=name, variant="default", seed=seed, until_seconds=until, objects=tuple(cluster),
-                   arrivals=arrivals, provisioner=provisioner)
+                   arrivals=arrivals, provisioner=provisioner, admitted=admitted)
 

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from dratwin.allocator import Features
 from dratwin.catalog import Catalog, load_catalog
 from dratwin.cel import SelectorCompiler
+from dratwin.cluster.load import load_cluster
 from dratwin.errors import InputError
 from dratwin.scenario.model import ColdStartSpec, RunSpec
 from dratwin.scheduler.plugins.node_resources import ScoringStrategy
+from dratwin.scheduler.profile import Options
 from dratwin.sim.accounting import Accountant
 from dratwin.sim.clock import VirtualClock
 from dratwin.sim.coldstart import ColdStarts
@@ -33,8 +35,6 @@ from dratwin.sim.services import ServiceController
 from dratwin.sim.store import Change, Store
 from dratwin.sim.timeline import Sampler, Timeline
 from dratwin.sim.workloads import WorkloadController
-from dratwin.twin.build import load_cluster
-from dratwin.twin.schedule import Options
 
 NOT_TRIED = "not tried by the scheduler yet when the run ended"
 
@@ -68,7 +68,7 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     _refuse_unsupported(spec)
     features = Features.from_gates(options.gates)
     compiler = SelectorCompiler(list_type_attributes=features.list_type_attributes)
-    loaded = load_cluster(spec.objects, features, random.Random(spec.seed))
+    loaded = load_cluster(spec.objects, features, random.Random(spec.seed), admitted_already=spec.admitted)
     clock = VirtualClock()
     engine = Engine(clock)
     store = Store(loaded, clock, keep_log=options.keep_events)

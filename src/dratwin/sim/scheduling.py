@@ -20,13 +20,14 @@ from typing import Any
 from dratwin.api.core import Pod
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.state import pod_claim_keys
+from dratwin.scheduler.binder import StateBinder, mark_unschedulable
 from dratwin.scheduler.framework import PodInfo
+from dratwin.scheduler.profile import Options, default_profile
 from dratwin.scheduler.resources import remove_pod
 from dratwin.scheduler.scheduler import Attempt, Scheduler
 from dratwin.sim.engine import BOOKKEEPING, SCHEDULER, Engine
 from dratwin.sim.queue import BACKOFF_FLUSH_SECONDS, LEFTOVER_FLUSH_SECONDS, SchedulingQueue
 from dratwin.sim.store import Change, Store
-from dratwin.twin.schedule import Options, StateBinder, _mark_unschedulable, default_profile
 
 Raw = dict[str, Any]
 
@@ -205,7 +206,7 @@ class SchedulingController:
         self.messages[key] = message
         self.store.note("FailedScheduling", "Pod", key, message)
         if attempt is not None:
-            _mark_unschedulable(self.store.state, attempt)
+            mark_unschedulable(self.store.state, attempt)
         if key in self.queue.pods:
             self.queue.failed(key, now)
         for hook in self.on_unschedulable:

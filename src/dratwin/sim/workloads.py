@@ -1,7 +1,7 @@
 """The workload controllers over time: arrivals create objects, Jobs create pods as earlier ones succeed.
 
 Pods come from the twin's own controllers (:func:`dratwin.cluster.workloads.expand_workloads`) and their
-claims from the resourceclaim controller (:func:`dratwin.twin.build.add_created_pods`). A Job's pods for
+claims from the resourceclaim controller (:func:`dratwin.cluster.load.add_created_pods`). A Job's pods for
 all its completions are named when it arrives (so names do not depend on what happens later); the Job
 controller keeps ``parallelism`` of them active and creates the next one when one succeeds, as
 ``job.manageJob`` does. A pod that leaves without succeeding (preempted) is a failure: the Job controller
@@ -24,12 +24,12 @@ from typing import Any
 from dratwin.api.codec import decode_as
 from dratwin.api.resource import ResourceClaimTemplate
 from dratwin.api.workloads import Job
+from dratwin.cluster.load import add_created_pods
 from dratwin.cluster.workloads import SIMULATION_EPOCH, expand_workloads, generated_name, object_uid
 from dratwin.scenario.model import Arrival
 from dratwin.scheduler.framework import PodInfo
 from dratwin.sim.engine import WORLD, Engine
 from dratwin.sim.store import Change, Store
-from dratwin.twin.build import add_created_pods
 
 Raw = dict[str, Any]
 GANG_ANNOTATION = "dratwin.io/gang"

@@ -19,20 +19,19 @@ from dratwin.api.validation import validate_objects
 from dratwin.api.validation_base import Severity
 from dratwin.catalog import Catalog, load_catalog
 from dratwin.cel import SelectorCompiler
+from dratwin.cluster.load import LoadedCluster, load_cluster
 from dratwin.provisioner.consolidation import ConsolidationPlan, consolidate
-from dratwin.provisioner.solver import ANY_POOL, Plan, PodToPlace, Pool, Solver, TypeRejection, Unplaced
-from dratwin.twin.build import LoadedCluster, load_cluster
-from dratwin.twin.optimal import OptimalComparison, optimal_fleet
-from dratwin.twin.plan_compute_domain import split_compute_domain_pods
-from dratwin.twin.plan_devices import interface_warnings, neuron_note, split_auto_mode_neuron
-from dratwin.twin.plan_pools import (
-    AUTO_MODE_DRA_VERSION,
+from dratwin.provisioner.nodepools import (
     AUTO_MODE_NVIDIA_ROLE,
     PlanError,
     PlanOptions,
     managed_nodepools,
     read_pool,
 )
+from dratwin.provisioner.pending import pod_to_place, split_unprovisionable
+from dratwin.provisioner.solver import Plan, PodToPlace, Pool, Solver
+from dratwin.twin.optimal import OptimalComparison, optimal_fleet
+from dratwin.twin.plan_devices import interface_warnings, neuron_note
 from dratwin.twin.schedule import Options, ScheduleReport, schedule
 
 __all__ = ["PlanError", "PlanOptions", "PlanReport", "plan", "read_pool"]
@@ -76,11 +75,7 @@ def plan(
             unusable.append(str(error))
     if not pools:
         raise PlanError("; ".join(unusable))
-    pending, missing_class = _split_missing_classes(_pending(scheduled, loaded), loaded, options)
-    pending, no_auto_dra = _split_auto_mode_dra(pending, options)
-    pending, no_auto_neuron = split_auto_mode_neuron(pending, loaded.state.classes, options.auto_mode)
-    pending, compute_domain = split_compute_domain_pods(pending, dict(loaded.state.classes), pools)
-    missing_class += no_auto_dra + no_auto_neuron + compute_domain
+    pending, missing_class = split_unprovisionable(_pending(scheduled, loaded), loaded.state.classes, pools, options)
     solver = Solver(pools, features, dict(loaded.state.classes), compiler)
     headroom = {p.name: {k: v - p.used.get(k, 0) for k, v in p.limits.items()} for p in pools if p.limits}
     result = PlanReport(scheduled, solver.solve(pending), pools, node_claims=_node_claims(objects))
@@ -135,57 +130,6 @@ def _check_karpenter_objects(objects: Sequence[LoadedObject], compiler: Selector
     if errors:
         listed = "\n".join(f"  {p}" for p in errors)
         raise PlanError(f"the Karpenter objects of the input are invalid (`dratwin validate` shows all):\n{listed}")
-
-
-def _split_missing_classes(
-    pods: list[PodToPlace], loaded: LoadedCluster, options: PlanOptions
-) -> tuple[list[PodToPlace], list[Unplaced]]:
-    """Pods whose claims name a DeviceClass that does not exist wait forever: no node can help them."""
-    classes = loaded.state.classes
-    keep, stuck = [], []
-    for pod in pods:
-        missing = sorted(
-            {
-                n
-                for c in pod.claims
-                for r in c.spec.devices.requests
-                for n in (
-                    [r.exactly.device_class_name]
-                    if r.exactly
-                    else [s.device_class_name for s in r.first_available or []]
-                )
-                if n and n not in classes
-            }
-        )
-        if not missing:
-            keep.append(pod)
-            continue
-        reason = f"DeviceClass {', '.join(missing)} does not exist: the pod stays Pending forever, whatever is launched"
-        if options.auto_mode:
-            reason += (
-                " (EKS Auto Mode ships the NVIDIA and EFA DRA drivers but not their DeviceClasses: create "
-                "gpu.nvidia.com / efa.networking.k8s.aws yourself)"
-            )
-        stuck.append(Unplaced(pod.info.key, {ANY_POOL: [TypeRejection("(every instance type)", reason)]}))
-    return keep, stuck
-
-
-def _split_auto_mode_dra(pods: list[PodToPlace], options: PlanOptions) -> tuple[list[PodToPlace], list[Unplaced]]:
-    """EKS Auto Mode runs its built-in DRA drivers only from Kubernetes 1.36: before, no Auto Mode node
-    publishes a device, so a pod with a claim can never be served by what Auto Mode launches."""
-    if not options.auto_mode or options.kubernetes_version >= AUTO_MODE_DRA_VERSION:
-        return pods, []
-    major, minor = options.kubernetes_version
-    reason = (
-        f"EKS Auto Mode runs its NVIDIA and EFA DRA drivers only from Kubernetes "
-        f"{AUTO_MODE_DRA_VERSION[0]}.{AUTO_MODE_DRA_VERSION[1]} (this cluster: {major}.{minor}): no node it launches "
-        "publishes devices; upgrade the cluster, or ask for nvidia.com/gpu through the device plugin"
-    )
-    keep = [p for p in pods if not p.claims]
-    stuck = [
-        Unplaced(p.info.key, {ANY_POOL: [TypeRejection("(every instance type)", reason)]}) for p in pods if p.claims
-    ]
-    return keep, stuck
 
 
 def _warnings(result: PlanReport, objects: Sequence[LoadedObject], options: PlanOptions) -> list[str]:
@@ -253,18 +197,4 @@ def _lost_preferences(
 
 def _pending(scheduled: ScheduleReport, loaded: LoadedCluster) -> list[PodToPlace]:
     state = loaded.state
-    found = []
-    for attempt in scheduled.attempts:
-        if attempt.scheduled:
-            continue
-        record = state.pods[attempt.pod]
-        statuses = {s.name: s.resource_claim_name for s in record.pod.status.resource_claim_statuses}
-        claims, keys = [], []
-        for reference in record.pod.spec.resource_claims:
-            name = reference.resource_claim_name or statuses.get(reference.name)
-            claim = state.claims.get(f"{record.pod.metadata.namespace}/{name}") if name else None
-            if claim is not None and claim.claim.status.allocation is None:
-                claims.append(claim.claim)
-                keys.append(claim.key)
-        found.append(PodToPlace(record.info, claims, keys))
-    return found
+    return [pod_to_place(state, state.pods[a.pod]) for a in scheduled.attempts if not a.scheduled]

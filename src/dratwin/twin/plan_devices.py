@@ -21,38 +21,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dratwin.api.driver_shapes import requests_driver
 from dratwin.api.efa_sharing import EFA_DRIVER
 from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import DeviceClass
 from dratwin.catalog import Catalog
-from dratwin.provisioner.solver import ANY_POOL, Plan, PlannedClaim, PodToPlace, TypeRejection, Unplaced
+from dratwin.provisioner.pending import wants_neuron
+from dratwin.provisioner.solver import Plan, PlannedClaim, PodToPlace
 
-NEURON_DRIVER = "neuron.aws.com"
-AUTO_MODE_NEURON = (
-    "EKS Auto Mode serves Neuron devices only through its Neuron device plugin (aws.amazon.com/neuron, "
-    "aws.amazon.com/neuroncore) and runs no Neuron DRA driver, so no node it launches publishes neuron.aws.com "
-    "devices: ask for aws.amazon.com/neuron instead, or run the pod on nodes with the Neuron DRA driver (managed or "
-    "self-managed node groups, a Karpenter static NodePool)"
-)
 _SHOWN = 3
-
-
-def wants_neuron(pod: PodToPlace, classes: Mapping[str, DeviceClass]) -> bool:
-    """Whether one of the pod's claims asks for devices of the Neuron DRA driver."""
-    return any(requests_driver(c.spec.devices, classes, NEURON_DRIVER) for c in pod.claims)
-
-
-def split_auto_mode_neuron(
-    pods: list[PodToPlace], classes: Mapping[str, DeviceClass], auto_mode: bool
-) -> tuple[list[PodToPlace], list[Unplaced]]:
-    """On EKS Auto Mode, the pods with Neuron claims wait forever, whatever is launched."""
-    if not auto_mode:
-        return pods, []
-    keep = [p for p in pods if not wants_neuron(p, classes)]
-    stuck = [Unplaced(p.info.key, {ANY_POOL: [TypeRejection("(every instance type)", AUTO_MODE_NEURON)]})
-             for p in pods if wants_neuron(p, classes)]
-    return keep, stuck
 
 
 def neuron_note(plan: Plan, pods: Sequence[PodToPlace], classes: Mapping[str, DeviceClass], catalog: Catalog) -> str:

@@ -1,9 +1,9 @@
-"""Scheduling a loaded cluster: the default profile, the binder that writes decisions back, the report.
+"""``dratwin schedule``'s run: the control plane's parts run once over a loaded cluster, and its report.
 
-The binder is the only place that changes the cluster state after loading: it writes the claims'
-``status.allocation`` and ``reservedFor`` (the DRA plugin's PreBind), the pod's ``spec.nodeName`` and
-``PodScheduled`` condition (Bind), and removes preemption victims together with the claims the
-resourceclaim controller would delete or deallocate after them.
+The run (:mod:`dratwin.sim.one_shot`) is the simulation's store, scheduling controller with its queue, the
+twin's binder (:mod:`dratwin.scheduler.binder`) and resourceclaim controller, at virtual time 0, until every
+pending pod has had its attempt; then the pods that controllers create once the first ones are placed (the
+IMEX daemons of ComputeDomains) get theirs. The report is read from the cluster state the run left.
 """
 
 from __future__ import annotations
@@ -11,39 +11,21 @@ from __future__ import annotations
 import contextlib
 import gc
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
-import msgspec
-
-from dratwin.api.core import PodStatus
-from dratwin.api.resource import AllocationResult, ResourceClaim
+from dratwin.api.resource import AllocationResult
 from dratwin.cel import SelectorCompiler
+from dratwin.cluster.load import LoadedCluster, imex_daemons
 from dratwin.cluster.state import ClusterState, pod_claim_keys
-from dratwin.scheduler.framework import PodInfo
-from dratwin.scheduler.plugins.dynamic_resources import DynamicResources, ExtendedRequest
-from dratwin.scheduler.plugins.node_affinity import NodeAffinity
-from dratwin.scheduler.plugins.node_name import NodeName
-from dratwin.scheduler.plugins.node_resources import (
-    NodeResourcesBalancedAllocation,
-    NodeResourcesFit,
-    ScoringStrategy,
-)
-from dratwin.scheduler.plugins.node_unschedulable import NodeUnschedulable
-from dratwin.scheduler.plugins.taint_toleration import TaintToleration
-from dratwin.scheduler.scheduler import Attempt, Binder, Profile, Scheduler
-from dratwin.twin.build import LoadedCluster, imex_daemons
+from dratwin.scheduler.binder import StateBinder
+from dratwin.scheduler.plugins.dynamic_resources import DynamicResources
+from dratwin.scheduler.profile import Options, default_profile
+from dratwin.scheduler.scheduler import Attempt
+from dratwin.sim.one_shot import OneShot
 
-SCHEDULED_CONDITION = "PodScheduled"
-EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
-
-
-@dataclass(frozen=True)
-class Options:
-    seed: int = 0
-    scoring: ScoringStrategy = ScoringStrategy.LEAST_ALLOCATED
-    percentage_of_nodes_to_score: int = 0
+# Where these lived before the control plane's parts were split out; callers may import them from here.
+__all__ = ["Options", "ScheduleReport", "StateBinder", "default_profile", "device_lines", "gc_paused", "schedule"]
 
 
 @dataclass
@@ -88,36 +70,18 @@ def device_lines(allocations: dict[str, AllocationResult]) -> list[str]:
     ]
 
 
-def default_profile(cluster: ClusterState, options: Options, compiler: SelectorCompiler | None = None) -> Profile:
-    """kube-scheduler's default profile, reduced to the plugins that matter here, in upstream order."""
-    dra = DynamicResources(cluster, compiler)
-    fit = NodeResourcesFit(options.scoring, dra_extended_resources=frozenset(dra.extended_classes))
-    affinity = NodeAffinity()
-    taints = TaintToleration()
-    return Profile(
-        pre_filters=[affinity, dra],
-        filters=[NodeUnschedulable(), NodeName(), taints, affinity, fit, dra],
-        scores=[taints, affinity, fit, NodeResourcesBalancedAllocation(), dra],
-        dra=dra,
-        percentage_of_nodes_to_score=options.percentage_of_nodes_to_score,
-    )
-
-
 def schedule(
     loaded: LoadedCluster, options: Options, compiler: SelectorCompiler | None = None, until: str | None = None
 ) -> ScheduleReport:
     """Run the scheduler over the pending pods (all of them, or up to and including ``until``)."""
-    profile = default_profile(loaded.state, options, compiler)
-    scheduler = Scheduler(loaded.state, profile, random.Random(options.seed), StateBinder(loaded.state))
+    one_shot = OneShot(loaded, options, compiler, until)
     with gc_paused():
-        attempts = scheduler.run(loaded.pending, until)
-        if until is None or all(p.key != until for p in loaded.pending):
+        run = one_shot.run(loaded.pending)
+        attempts = run.attempts
+        if not run.reached_until:
             # pods that controllers create once the first ones are placed (the IMEX daemons of ComputeDomains)
-            attempts += scheduler.run(imex_daemons(loaded, random.Random(f"imex-daemons/{options.seed}")), until)
-    for attempt in attempts:
-        if not attempt.scheduled:
-            _mark_unschedulable(loaded.state, attempt)
-    return ScheduleReport(loaded, attempts, profile.dra)
+            attempts += one_shot.run(imex_daemons(loaded, random.Random(f"imex-daemons/{options.seed}"))).attempts
+    return ScheduleReport(loaded, attempts, run.dra)
 
 
 @contextlib.contextmanager
@@ -137,75 +101,3 @@ def gc_paused(*, keep: bool = False) -> Iterator[None]:
             gc.freeze()
         if was_enabled:
             gc.enable()
-
-
-class StateBinder(Binder):
-    def bind(self, pod: PodInfo, node: str, allocations: dict[str, AllocationResult], claims: list[str]) -> None:
-        state = self.cluster
-        for key, allocation in allocations.items():
-            state.allocate_claim(key, allocation)
-        for key in claims:
-            state.reserve_claim(key, state.pods[pod.key].raw)
-        record = state.pods[pod.key]
-        current = record.raw
-        raw = {**current, "spec": {**(current.get("spec") or {}), "nodeName": node}}
-        raw["status"] = _with_condition(raw.get("status") or {}, {"type": SCHEDULED_CONDITION, "status": "True"})
-        # Of the typed pod only spec.nodeName and the status change: the rest is not decoded again.
-        status = msgspec.convert(raw["status"], PodStatus, strict=False)
-        spec = msgspec.structs.replace(record.pod.spec, node_name=node)
-        state.bind_pod(pod.key, node, raw, msgspec.structs.replace(record.pod, spec=spec, status=status))
-
-    def create_extended_claim(self, pod: PodInfo, claim: ResourceClaim, requests: Sequence[ExtendedRequest]) -> None:
-        """What PreBind creates for extended resources backed by DRA, and the pod status that points to it."""
-        state = self.cluster
-        meta = pod.pod.metadata
-        raw = {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaim",
-            "metadata": {
-                "name": claim.metadata.name,
-                "generateName": f"{meta.name}-extended-resources-",
-                "namespace": meta.namespace,
-                "annotations": {EXTENDED_CLAIM_ANNOTATION: "true"},
-                "ownerReferences": [
-                    {
-                        "apiVersion": "v1",
-                        "kind": "Pod",
-                        "name": meta.name,
-                        "uid": meta.uid,
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
-                ],
-            },
-            "spec": msgspec.to_builtins(claim.spec),
-        }
-        state.add_claim(raw)
-        record = state.pods[pod.key]
-        mappings = [{"containerName": r.container, "resourceName": r.resource, "requestName": r.name} for r in requests]
-        status = {
-            **(record.raw.get("status") or {}),
-            "extendedResourceClaimStatus": {"requestMappings": mappings, "resourceClaimName": claim.metadata.name},
-        }
-        record.raw = {**record.raw, "status": status}
-
-    def evict(self, victims: Sequence[PodInfo], preemptor: PodInfo) -> None:
-        for victim in victims:
-            self.cluster.release_claims_of(self.cluster.remove_pod(victim.key))
-
-
-def _mark_unschedulable(state: ClusterState, attempt: Attempt) -> None:
-    record = state.pods.get(attempt.pod)
-    if record is None:
-        return
-    reason = "SchedulerError" if attempt.error else "Unschedulable"
-    condition = {"type": SCHEDULED_CONDITION, "status": "False", "reason": reason, "message": attempt.message}
-    status = _with_condition(record.raw.get("status") or {}, condition)
-    if attempt.nominated_node:
-        status["nominatedNodeName"] = attempt.nominated_node
-    record.raw = {**record.raw, "status": status}
-
-
-def _with_condition(status: dict[str, Any], condition: dict[str, Any]) -> dict[str, Any]:
-    conditions = [c for c in status.get("conditions") or [] if c.get("type") != condition["type"]]
-    return {**status, "phase": status.get("phase") or "Pending", "conditions": [*conditions, condition]}

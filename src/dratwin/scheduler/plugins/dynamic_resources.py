@@ -39,6 +39,7 @@ from dratwin.scheduler.framework import (
     error,
     unresolvable,
 )
+from dratwin.scheduler.resources import defaulted_requests
 
 NAME = "DynamicResources"
 STATE_KEY = "DynamicResources"
@@ -200,8 +201,7 @@ class DynamicResources:
         ordered = [(i, c, c.restart_policy != "Always") for i, c in enumerate(spec.init_containers)]
         ordered += [(len(spec.init_containers) + i, c, False) for i, c in enumerate(spec.containers)]
         for position, container, plain_init in ordered:
-            # The API server defaults each missing request to the limit of the same resource.
-            requests = {**container.resources.limits, **container.resources.requests}
+            requests = defaulted_requests(container)
             for j, resource in enumerate(sorted(requests)):
                 device_class = self.extended_classes.get(resource)
                 amount = int(Quantity.parse(requests[resource]).value)
