@@ -255,5 +255,5 @@ def summary_rows(summary: Summary) -> list[tuple[str, float]]:
         ("pods completed", summary.pods_completed),
         ("pods never placed", summary.pods_never_placed),
         ("SLO misses", summary.slo_misses),
-        ("fragmentation", summary.fragmentation),
+        ("fragmented share of free GPUs (FGD)", summary.fragmentation),
     ]
