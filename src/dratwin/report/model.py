@@ -71,6 +71,7 @@ class Variant(msgspec.Struct, frozen=True, kw_only=True):
     startup_s: tuple[float, ...] = ()
     node_utilization: NodeMatrix | None = None
     wait_reasons: tuple[WaitReason, ...] = ()
+    fragmented_share: TimeSeries = TimeSeries(times=(), values=())  # FGD's, of the free GPUs (0-1)
 
 
 class ReportData(msgspec.Struct, frozen=True, kw_only=True):

@@ -66,6 +66,7 @@ def _variant(output: RunOutput, summary: VariantSummary) -> Variant:
         ),
         allocated_gpus=series(timeline.allocated_gpus),
         used_gpus=series(timeline.used_gpus),
+        fragmented_share=series(timeline.fragmented_share),
         capacity_gpus=series(timeline.capacity_gpus),
         pending_pods=series(timeline.pending_pods),
         nodes=series(timeline.nodes),
