@@ -12,12 +12,14 @@ import dataclasses
 from dataclasses import dataclass
 
 import pytest
-from tests.builders.manifests import gpu_class, gpu_slice, manifest, node
-from tests.builders.sim import deployment, inference, job, mig_slice, template
+from tests.builders.manifests import gpu_class, gpu_slice, manifest, node, resource_claim
+from tests.builders.sim import deployment, inference, job, mig_slice, shared_deployment, template
 
 from dratwin.api.loader import load_text
 from dratwin.catalog import load_catalog
 from dratwin.scenario.model import ServiceSpec
+from dratwin.sim.batch import RunOutput
+from dratwin.sim.exports import metrics_sets
 from dratwin.sim.gpu_use import GPU_UTILIZATION_ANNOTATION, TRAINING_GPU_UTIL_PERCENT
 from dratwin.sim.quick_scenario import parse_duration, run_spec
 from dratwin.sim.run import SimOptions, Simulation, simulate
@@ -157,3 +159,17 @@ def test_fragmentation_is_the_free_gpu_a_popular_shape_cannot_use() -> None:
     assert sim.result.fragmentation is not None
     assert sim.result.fragmentation.mean_share == pytest.approx(sum(sampled.fragmented_share) / 7, abs=1e-6)
     assert sim.result.fragmentation.max_share == 0.5
+
+
+def test_pods_time_slicing_a_gpu_each_show_its_values_and_use_it_once() -> None:
+    # 6 requests/s over two replicas sharing one GPU of 10/s: 30% busy each, the GPU 60% busy.
+    text = manifest(gpu_class(), node("n1", labels=P5), gpu_slice("n1", 2), resource_claim("shared", {
+        "name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}), shared_deployment("svc", "shared", 2))
+    sim = run(text, until="10m", services=(inference("svc", (0.0, 6.0), (600.0, 6.0)),))
+    sampled = timeline(sim)
+    assert sampled.used_gpus[1:] == pytest.approx([0.6, 0.6])
+    [holders] = {pods[1] for pods in sampled.device_pod.values() if pods[1]}
+    assert holders is not None and len(holders.split(",")) == 2
+    util = [s for s in metrics_sets([RunOutput(sim.result, sim.timeline)])[0].device_series
+            if s.field == "DCGM_FI_DEV_GPU_UTIL" and s.pod is not None]
+    assert len(util) == 2 and all([x.value for x in s.samples[-2:]] == [60.0, 60.0] for s in util)

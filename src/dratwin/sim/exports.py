@@ -111,8 +111,8 @@ def _device_series(timeline: Timeline, key: str, labels: list[tuple[str, str]]) 
     by_pod: dict[str, list[Sample]] = {}
     values, pods = timeline.device_allocated[key], timeline.device_pod[key]
     for at, value, pod in zip(timeline.times, values, pods, strict=True):
-        if value is not None and pod is not None:
-            by_pod.setdefault(pod, []).append(Sample(at, value))
+        if value is not None and pod is not None:  # a shared device: counted once, with its first pod
+            by_pod.setdefault(pod.split(",")[0], []).append(Sample(at, value))
     series = []
     for pod, pod_samples in sorted(by_pod.items()):
         namespace, _, name = pod.partition("/")
@@ -162,7 +162,8 @@ def _identity(info: DeviceInfo) -> DeviceIdentity:
 
 def _dcgm_series(timeline: Timeline, key: str, identity: DeviceIdentity) -> list[DeviceSeries]:
     """The DCGM fields of one device, one series per holding pod (and one while none holds it), as the
-    exporter attributes a GPU to the pod the kubelet gave it to. A MIG partition has no GPU_UTIL."""
+    exporter attributes a GPU to the pods the kubelet gave it to: pods sharing a GPU each get its values.
+    A MIG partition has no GPU_UTIL."""
     fields: list[tuple[DcgmField, dict[str, list[float | None]]]] = [
         ("DCGM_FI_DEV_GPU_UTIL", timeline.device_gpu_util),
         ("DCGM_FI_DEV_FB_USED", timeline.device_fb_used_mib),
@@ -174,8 +175,10 @@ def _dcgm_series(timeline: Timeline, key: str, identity: DeviceIdentity) -> list
     for name, values in fields:
         by_pod: dict[str, list[Sample]] = {}
         for at, value, pod in zip(timeline.times, values.get(key, []), pods, strict=True):
-            if value is not None and pod is not None:
-                by_pod.setdefault(pod, []).append(Sample(at, value))
+            if value is None or pod is None:
+                continue
+            for one in pod.split(",") if pod else [""]:
+                by_pod.setdefault(one, []).append(Sample(at, value))
         for pod, pod_samples in sorted(by_pod.items()):
             namespace, _, pod_name = pod.partition("/")
             ref = PodRef(namespace=namespace, pod=pod_name, container=timeline.pod_containers.get(pod, "")) \

@@ -142,11 +142,13 @@ def device_values(
     use: GpuUse,
     load: tuple[tuple[Replica, ...], LoadSnapshot] | None,
 ) -> dict[DeviceID, DcgmValues]:
-    """The DCGM values of every held device at one moment (devices nobody uses are absent: all zero)."""
+    """The DCGM values of every held device at one moment (devices nobody uses are absent: all zero);
+    ``holders`` names each device's pods, joined with "," where several share it."""
     values: dict[DeviceID, DcgmValues] = {}
     pod_devices: dict[str, list[DeviceID]] = {}
-    for device, pod in holders.items():
-        pod_devices.setdefault(pod, []).append(device)
+    for device, pods in holders.items():
+        for pod in pods.split(","):
+            pod_devices.setdefault(pod, []).append(device)
     if load is not None:
         values.update(_service_values(pod_devices, facts, use, load))
     for pod, percent in use.utilization.items():

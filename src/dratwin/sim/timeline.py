@@ -66,7 +66,8 @@ class Timeline:
     node_allocated_share: dict[str, list[float | None]] = field(default_factory=dict)  # GPU nodes only
     devices: dict[str, DeviceInfo] = field(default_factory=dict)  # GPU devices by "driver/pool/device"
     device_allocated: dict[str, list[float | None]] = field(default_factory=dict)
-    device_pod: dict[str, list[str | None]] = field(default_factory=dict)  # "namespace/pod" holding it, or ""
+    # "namespace/pod" holding it ("," between the pods sharing it), or "".
+    device_pod: dict[str, list[str | None]] = field(default_factory=dict)
     # DCGM's fields per device (None where the device did not exist; GPU_UTIL also None on a MIG partition).
     device_gpu_util: dict[str, list[float | None]] = field(default_factory=dict)  # percent
     device_fb_used_mib: dict[str, list[float | None]] = field(default_factory=dict)
@@ -162,8 +163,9 @@ class Sampler:
             _put(timeline.device_allocated, key, taken, 1.0 if device in held else 0.0)
             pod = holders.get(device, "")
             _put(timeline.device_pod, key, taken, pod)
-            if pod and pod not in timeline.pod_containers:
-                timeline.pod_containers[pod] = self._container_of(pod)
+            for one in pod.split(",") if pod else ():
+                if one not in timeline.pod_containers:
+                    timeline.pod_containers[one] = self._container_of(one)
             value = values.get(device, IDLE)
             _put(timeline.device_gpu_util, key, taken,
                  None if info.mig_profile else _round(value.gpu_util or 0.0))
@@ -183,23 +185,23 @@ class Sampler:
         return containers[0].name if containers else ""
 
     def _holding_pods(self) -> dict[DeviceID, str]:
-        """The pod each allocated device serves, through its claim's reservedFor (the first one, by name,
-        when a shared claim serves several)."""
+        """The pods each allocated device serves, through its claim's reservedFor or the device plugin, by
+        name, joined with "," when a shared claim serves several."""
         claims = self.store.state.claims
-        holders: dict[DeviceID, str] = {}
+        holders: dict[DeviceID, set[str]] = {}
         for claim_key, devices in self.accountant.claim_devices.items():
             record = claims.get(claim_key)
             if record is None:
                 continue
-            pods = sorted(c.name for c in record.claim.status.reserved_for if c.resource == "pods")
+            namespace = record.claim.metadata.namespace
+            pods = {f"{namespace}/{c.name}" for c in record.claim.status.reserved_for if c.resource == "pods"}
             if pods:
-                namespace = record.claim.metadata.namespace
                 for device in devices:
-                    holders.setdefault(device, f"{namespace}/{pods[0]}")
+                    holders.setdefault(device, set()).update(pods)
         for pod, devices in self.accountant.pod_plugin_devices.items():
             for device in devices:
-                holders.setdefault(device, pod)
-        return holders
+                holders.setdefault(device, set()).add(pod)
+        return {device: ",".join(sorted(pods)) for device, pods in holders.items()}
 
     def _learn_devices(self) -> None:
         """The GPUs published so far (slices, device-plugin nodes), with dcgm-exporter's names for them."""
