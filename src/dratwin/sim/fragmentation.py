@@ -28,7 +28,6 @@ from dratwin.sim.workloads import pod_phase
 from dratwin.trace.fragmentation import (
     MILLI,
     FragmentationModel,
-    TargetWorkload,
     TaskClass,
     cluster_fragmentation,
     target_workload,
@@ -49,7 +48,7 @@ class FragmentationMeter:
     accountant: Accountant
     classes: Counter[TaskClass] = field(default_factory=Counter)
     _classed: set[str] = field(default_factory=set)
-    _model: tuple[TargetWorkload, FragmentationModel] | None = None
+    _model: tuple[int, FragmentationModel] | None = None  # for the classes counted so far (their total)
 
     def __post_init__(self) -> None:
         # After the accountant (a "*" handler too, subscribed before): what a pod holds is known by then.
@@ -91,9 +90,9 @@ class FragmentationMeter:
         return amount / MILLI, share
 
     def _fragmentation_model(self) -> FragmentationModel:
-        workload = target_workload(self.classes.elements())
-        if self._model is None or self._model[0] != workload:
-            self._model = (workload, FragmentationModel(workload, ("",)))
+        counted = len(self._classed)  # grows with every pod classed: the workload is the same while it stays
+        if self._model is None or self._model[0] != counted:
+            self._model = (counted, FragmentationModel(target_workload(self.classes.elements()), ("",)))
         return self._model[1]
 
     def _cpu_left(self, nodes: list[str]) -> list[int]:

@@ -276,12 +276,16 @@ def _round(value: float) -> float:
 
 
 def _put(series: dict[str, list[Any]], key: str, taken: int, value: object) -> None:
-    values = series.setdefault(key, [])
-    values.extend([None] * (taken - 1 - len(values)))
+    values = series.get(key)
+    if values is None:
+        values = series[key] = []
+    if len(values) < taken - 1:
+        values.extend([None] * (taken - 1 - len(values)))
     values.append(value)
 
 
 def _pad(series: dict[str, list[Any]], taken: int) -> None:
     """Whatever was not seen in this sample (a node gone, a device not yet published) is ``None`` there."""
     for values in series.values():
-        values.extend([None] * (taken - len(values)))
+        if len(values) < taken:
+            values.extend([None] * (taken - len(values)))
