@@ -15,7 +15,10 @@ from tests.builders.plan import nodepool
 
 from dratwin.api.loader import load_text
 from dratwin.catalog import Catalog, load_catalog
+from dratwin.metrics import MetricsSet
 from dratwin.scenario.model import AutoscalerSpec, ColdStartSpec, RatePoint, ServiceSpec
+from dratwin.sim.batch import RunOutput
+from dratwin.sim.exports import metrics_sets
 from dratwin.sim.kubelet import ColdStart
 from dratwin.sim.quick_scenario import ARRIVE_AT, RUN_FOR, parse_duration, run_spec
 from dratwin.sim.run import SimOptions, Simulation, simulate
@@ -179,3 +182,17 @@ def karpenter_nodes(nodepool_name: str, instance_type: str, count: int = 1) -> l
     generated = generate(GenerateOptions(groups=(NodeGroup(instance_type, count),), nodepool=nodepool_name,
                                          name_prefix=f"{nodepool_name}-old", provisioner=KARPENTER), load_catalog())
     return [*generated.nodes, *generated.slices]
+
+
+def simulated_metrics(until: str = "30m") -> list[MetricsSet]:
+    """The metrics of a short seeded run: a two-GPU node, a half-busy inference replica on one GPU (5 of the
+    10 requests per second it can serve) and a training Job on the other, sampled every 5 minutes."""
+    from tests.builders.manifests import gpu_class, gpu_slice, manifest, node
+
+    text = manifest(gpu_class(), node("n1", labels={"node.kubernetes.io/instance-type": "p5.48xlarge"}),
+                    gpu_slice("n1", 2), template("one"), deployment("svc", "one", 1),
+                    job("train", "one", at="10s", run_for="1h"))
+    spec = run_spec(load_text(text, "scenario.yaml"), name="scenario.yaml", seed=0, until_seconds=parse_duration(until))
+    spec = dataclasses.replace(spec, services=(inference("svc", (0.0, 5.0), (parse_duration(until), 5.0)),))
+    sim = simulate(spec, SimOptions(catalog=load_catalog(), sample_every=300.0))
+    return metrics_sets([RunOutput(sim.result, sim.timeline)])

@@ -157,11 +157,15 @@ def test_the_report_metrics_and_table_are_written_and_read_back(tmp_path: Path) 
     assert "<html" in page and "dratwin-render-status" in page and "small" in page
     families = {f.name: f for f in text_string_to_metric_families(metrics.read_text(encoding="utf-8"))}
     assert {"dratwin_allocated_gpus", "dratwin_gpus", "dratwin_pending_pods", "dratwin_running_pods",
-            "dratwin_nodes", "dratwin_cost_dollars", "dratwin_device_allocated"} <= set(families)
+            "dratwin_nodes", "dratwin_cost_dollars", "dratwin_device_allocated", "dratwin_used_gpus",
+            "dratwin_fragmented_gpu_share", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_PROF_SM_ACTIVE",
+            "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"} <= set(families)
     variants = {s.labels["variant"] for s in families["dratwin_nodes"].samples}
     assert variants == {"dra", "device-plugin"}
-    devices = {(s.labels["Hostname"], s.labels["gpu"]) for s in families["dratwin_device_allocated"].samples}
-    assert len(devices) == 16  # two p5.48xlarge of 8 GPUs (the dra variant: the device plugin publishes none)
+    for variant in variants:  # two p5.48xlarge of 8 GPUs, whether DRA or the device plugin hands them out
+        devices = {(s.labels["Hostname"], s.labels["gpu"]) for s in families["dratwin_device_allocated"].samples
+                   if s.labels["variant"] == variant}
+        assert len(devices) == 16
     held = [s for s in families["dratwin_device_allocated"].samples if "pod" in s.labels]
     assert held and all(s.value == 1 and s.labels["namespace"] == "ml" for s in held)
     assert all(s.value == 0 for s in families["dratwin_device_allocated"].samples if "pod" not in s.labels)
@@ -170,9 +174,9 @@ def test_the_report_metrics_and_table_are_written_and_read_back(tmp_path: Path) 
         moment = (s.labels["variant"], s.labels["seed"], str(s.timestamp))
         allocated[moment] = allocated.get(moment, 0.0) + s.value
     assert allocated == {(s.labels["variant"], s.labels["seed"], str(s.timestamp)): s.value
-                         for s in families["dratwin_allocated_gpus"].samples if s.labels["variant"] == "dra"}
-    gpus = [s.value for s in families["dratwin_gpus"].samples if s.labels["variant"] == "dra"]
-    assert len(gpus) == 2 * (12 * 12 + 1) and set(gpus) == {16.0}  # two seeds, every 5 min of 12 h, both ends
+                         for s in families["dratwin_allocated_gpus"].samples}
+    gpus = [s.value for s in families["dratwin_gpus"].samples]
+    assert len(gpus) == 4 * (12 * 12 + 1) and set(gpus) == {16.0}  # 2 x 2 runs, every 5 min of 12 h, both ends
     with table.open(encoding="utf-8") as rows:
         read = list(csv.DictReader(rows))
     assert {"time_s", "timestamp", "metric", "value", "Hostname", "variant", "seed"} <= set(read[0])

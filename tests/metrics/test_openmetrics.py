@@ -7,6 +7,7 @@ import math
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from tests.builders.metrics import START, busy_fleet, cluster, gpu_util, h100, metrics_set
+from tests.builders.sim import simulated_metrics
 
 from dratwin.metrics import PodRef, render_openmetrics
 from dratwin.metrics.openmetrics import MetricsModelError, format_number
@@ -154,3 +155,17 @@ NUMBER_CASES = {
 @pytest.mark.parametrize(("number", "text"), NUMBER_CASES.values(), ids=NUMBER_CASES.keys())
 def test_numbers_are_written_as_openmetrics_reads_them(number: float, text: str) -> None:
     assert format_number(number) == text
+
+
+def test_a_simulated_runs_dcgm_fields_are_written_with_the_exporters_labels() -> None:
+    text = render_openmetrics(simulated_metrics())
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    util = [s for s in families["DCGM_FI_DEV_GPU_UTIL"].samples if s.labels.get("pod", "").startswith("svc-")]
+    assert util and {s.value for s in util} == {50.0}  # 5 of the 10 requests per second the GPU serves
+    assert set(util[0].labels) >= {"gpu", "UUID", "device", "modelName", "Hostname", "pod", "namespace", "container"}
+    tensor = {s.value for s in families["DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"].samples
+              if s.labels.get("pod", "").startswith("svc-")}
+    assert tensor == {0.15}  # 0.30 of the busy time
+    training = {s.value for s in families["DCGM_FI_DEV_GPU_UTIL"].samples
+                if s.labels.get("pod", "").startswith("train-")}
+    assert training == {80.0}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from tests.builders.metrics import START, busy_fleet
+from tests.builders.sim import simulated_metrics
 
 from dratwin.metrics import write_openmetrics
 
@@ -49,3 +50,16 @@ def test_promtool_backfills_every_sample_of_two_variants(tmp_path: Path) -> None
     names = {re.search(r'__name__="([^"]+)"', m["labels"]).group(1) for m in samples}  # type: ignore[union-attr]
     assert "dratwin_cost_dollars_total" in names
     assert "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE" in names
+
+
+def test_promtool_backfills_a_simulated_runs_dcgm_fields(tmp_path: Path) -> None:
+    source = tmp_path / "sim.om"
+    written = write_openmetrics(simulated_metrics(), source)
+    blocks = tmp_path / "blocks"
+    run("tsdb", "create-blocks-from", "openmetrics", str(source), str(blocks))
+    (blocks / "wal").mkdir()
+    dumped = run("tsdb", "dump", str(blocks)).splitlines()
+    samples = [m for m in map(_DUMPED.match, dumped) if m]
+    assert len(samples) == written
+    util = {m["value"] for m in samples if 'DCGM_FI_DEV_GPU_UTIL' in m["labels"] and 'pod="svc-' in m["labels"]}
+    assert util == {"50"}  # the half-busy replica, at every sample it was Ready

@@ -40,7 +40,7 @@ def test_the_demo_report_renders_every_plot_offline_without_console_errors(tmp_p
     assert result.errors == ()
     assert result.console_messages == ()
     assert result.state == "done"
-    assert result.plots == len(build_figures(data)) == 14
+    assert result.plots == len(build_figures(data)) == 17  # 6 bars, 6 curves, 2 heatmaps, 2 latencies, reasons
     assert result.rendered == result.plots
 
 

@@ -79,6 +79,7 @@ def test_every_figure_has_its_element_and_every_plot_kind_is_there(demo_html: st
     expected = {
         "plot-gpus",
         "plot-utilization",
+        "plot-fragmentation",
         "plot-queue",
         "plot-nodes",
         "plot-cost",
@@ -91,6 +92,8 @@ def test_every_figure_has_its_element_and_every_plot_kind_is_there(demo_html: st
         "plot-compare-1",
         "plot-compare-2",
         "plot-compare-3",
+        "plot-compare-4",
+        "plot-compare-5",
     }
     assert set(figures) == expected
     kinds = {series["type"] for figure in figures.values() for series in figure["option"]["series"]}

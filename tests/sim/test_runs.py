@@ -102,5 +102,5 @@ def test_table_output_names_what_happened(tmp_path: Path, capsys: pytest.Capture
     assert main(["simulate", str(scenario), "--until", "1h"]) == 1  # a pod was never placed
     out = capsys.readouterr().out
     assert "pods: 2 created, 1 started, 1 succeeded, 0 running and 1 pending at the end" in out
-    assert "GPU-hours: 0.50 allocated, 0.50 idle" in out
+    assert "GPU-hours: 0.50 allocated, 0.40 used, 0.50 idle" in out  # the Job at the default 80% for 30 minutes
     assert "1 pod(s) (default/big-" in out and "cannot allocate all claims" in out

@@ -3,6 +3,7 @@ changing the run."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
@@ -30,8 +31,10 @@ def timeline(sim: Simulation) -> Timeline:
     return sim.timeline
 
 
-def test_sampling_changes_nothing_in_the_run() -> None:
-    assert run(ONE_JOB).result == run(ONE_JOB, every=None).result
+def test_sampling_changes_nothing_in_the_run_but_adds_what_only_samples_measure() -> None:
+    sampled = run(ONE_JOB).result
+    assert sampled.fragmentation is not None
+    assert dataclasses.replace(sampled, fragmentation=None) == run(ONE_JOB, every=None).result
     assert run(ONE_JOB, every=None).timeline is None
 
 

@@ -163,10 +163,9 @@ def run(args: argparse.Namespace) -> int:
     seed = 0 if args.seed is None else args.seed
     spec = run_spec(admitted.objects, name=args.scenario, seed=seed, until_seconds=until,
                     provisioner=args.provisioner, admitted=True)
-    wants_samples = any(p is not None for p in (args.report, args.metrics, args.table))
     progress = _Progress(sys.stderr, spec.until_seconds) if sys.stderr.isatty() else None
     options = SimOptions(gates=args.feature_gates, catalog=load_catalog(), keep_events=args.events is not None,
-                         progress=progress, sample_every=300.0 if wants_samples else None)
+                         progress=progress, sample_every=300.0)
     simulation = simulate(spec, options)
     if progress is not None:
         progress.done()
@@ -209,8 +208,13 @@ def render_table(result: RunResult) -> str:
         f"{result.events} events, {result.scheduling_attempts} scheduling attempts",
         f"pods: {result.pods_created} created, {result.pods_started} started, {result.pods_succeeded} succeeded, "
         f"{result.pods_running_at_end} running and {result.pods_pending_at_end} pending at the end",
-        f"GPU-hours: {result.gpu_hours_allocated:.2f} allocated, {result.gpu_hours_idle:.2f} idle",
+        f"GPU-hours: {result.gpu_hours_allocated:.2f} allocated, {result.gpu_hours_used:.2f} used, "
+        f"{result.gpu_hours_idle:.2f} idle",
     ]
+    if result.fragmentation is not None:
+        frag = result.fragmentation
+        lines.append(f"fragmentation (FGD): {100 * frag.mean_share:.1f}% of the free GPUs on average "
+                     f"({frag.mean_gpus:.2f} GPUs), at most {100 * frag.max_share:.1f}%")
     for name, dist in (("waiting (created -> bound)", result.waiting_seconds),
                        ("start-up (bound -> running)", result.startup_seconds)):
         if dist.count:

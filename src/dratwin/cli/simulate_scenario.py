@@ -97,9 +97,8 @@ def run_batch(args: argparse.Namespace, runs: Sequence[RunSpec], until: float | 
     from dratwin.sim.timeline import DEFAULT_SAMPLE_SECONDS
 
     seeds = None if args.seed is None else (args.seed,)
-    wants_samples = any(p is not None for p in (args.report, args.metrics, args.table))
-    request = BatchRequest(args.scenario, seeds, until, args.feature_gates,
-                           DEFAULT_SAMPLE_SECONDS if wants_samples else None, sweep=sweep)
+    # Always sampled: fragmentation is measured at the samples (the series are kept only for the files).
+    request = BatchRequest(args.scenario, seeds, until, args.feature_gates, DEFAULT_SAMPLE_SECONDS, sweep=sweep)
     progress = BatchLine(sys.stderr, runs) if sys.stderr.isatty() else None
     executor = make_executor(args.executor, len(runs), jobs=args.jobs, address=args.address,
                              on_progress=progress.during if progress else None)
@@ -123,7 +122,7 @@ def write_files(args: argparse.Namespace, name: str, outputs: Sequence[RunOutput
     """The files asked for, written; what each holds, by path."""
     from dratwin.metrics import write_openmetrics, write_table
     from dratwin.report import write_report
-    from dratwin.sim.exports import NOT_MODELLED, metrics_sets, report_data
+    from dratwin.sim.exports import metrics_sets, report_data
 
     written: dict[str, str] = {}
     if args.report is not None:
@@ -133,7 +132,8 @@ def write_files(args: argparse.Namespace, name: str, outputs: Sequence[RunOutput
         sets = metrics_sets(outputs)
         if args.metrics is not None:
             _write(args.metrics, "--metrics", lambda p: write_openmetrics(sets, p))
-            written[args.metrics] = f"OpenMetrics ({NOT_MODELLED})"
+            written[args.metrics] = ("OpenMetrics: DCGM fields per GPU and pod, and the cluster's series, "
+                                      "for `promtool tsdb create-blocks-from openmetrics`")
         if args.table is not None:
             _write(args.table, "--table", lambda p: write_table(sets, p))
             written[args.table] = "metrics table, a row per sample"
@@ -159,8 +159,8 @@ def render_json(name: str, path: str, results: Sequence[RunResult], written: dic
     return msgspec.json.format(msgspec.json.encode(document), indent=2).decode() + "\n"
 
 
-COLUMNS = ("VARIANT", "RUNS", "GPU-h ALLOC", "GPU-h IDLE", "ALLOC %", "WAIT p50", "WAIT p95", "WAIT p99",
-           "START p95", "NEVER PLACED", "NODES", "COST USD")
+COLUMNS = ("VARIANT", "RUNS", "GPU-h ALLOC", "GPU-h USED", "GPU-h IDLE", "ALLOC %", "USED %", "FRAG %", "WAIT p50",
+           "WAIT p95", "WAIT p99", "START p95", "NEVER PLACED", "NODES", "COST USD")
 
 
 def render_comparison(name: str, results: Sequence[RunResult]) -> str:
@@ -177,14 +177,18 @@ def render_comparison(name: str, results: Sequence[RunResult]) -> str:
     for row in rows:
         cells = [row[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
         lines.append("  ".join(cells).rstrip())
-    lines += ["", "means over the seeds; ALLOC %: GPU-hours allocated over GPU-hours present; NODES: the most at once"]
+    lines += ["", "means over the seeds; ALLOC %: GPU-hours allocated over GPU-hours present; USED %: GPU-hours used "
+              "over GPU-hours allocated; FRAG %: FGD's fragmented share of the free GPUs, mean over the samples; "
+              "NODES: the most at once"]
     lines += _notes(results)
     return "\n".join(lines) + "\n"
 
 
 def _row(summary: VariantSummary, duration: Callable[[float], str]) -> list[str]:
+    fragmentation = "-" if summary.fragmentation is None else f"{100 * summary.fragmentation:.1f}"
     return [summary.variant, str(summary.runs), f"{summary.gpu_hours_allocated:,.2f}",
-            f"{summary.gpu_hours_idle:,.2f}", f"{100 * summary.gpu_allocated_share:.1f}",
+            f"{summary.gpu_hours_used:,.2f}", f"{summary.gpu_hours_idle:,.2f}",
+            f"{100 * summary.gpu_allocated_share:.1f}", f"{100 * summary.gpu_used_share:.1f}", fragmentation,
             duration(summary.waiting_p50_seconds), duration(summary.waiting_p95_seconds),
             duration(summary.waiting_p99_seconds), duration(summary.startup_p95_seconds),
             _mean_text(summary.pods_never_placed), _mean_text(summary.nodes_peak), f"{summary.cost_usd:,.2f}"]
@@ -206,10 +210,6 @@ def _notes(results: Sequence[RunResult]) -> list[str]:
     everyone = list(dict.fromkeys(r.variant for r in results))
     lines = [f"note ({_who(names, everyone)}): {note}" for note, names in variants.items()
              if not EXPANSION.match(note)]
-    for summary in compare(results):
-        if summary.gpu_hours_allocated + summary.gpu_hours_idle == 0:
-            lines.append(f"note ({summary.variant}): no GPU in a ResourceSlice: GPU-hours count the devices DRA "
-                         "drivers publish, not the device plugin's nvidia.com/gpu")
     expansions = sum(1 for note in variants if EXPANSION.match(note))
     if len(lines) > SHOWN_NOTES:
         lines = [*lines[:SHOWN_NOTES], f"... and {len(lines) - SHOWN_NOTES} more notes"]

@@ -71,6 +71,18 @@ DRATWIN_FIELDS: dict[str, MetricField] = {
         ),
         MetricField(name="dratwin_gpus", type="gauge", help="GPUs on nodes that are Ready.", unit="gpus"),
         MetricField(
+            name="dratwin_used_gpus",
+            type="gauge",
+            help="GPUs' worth kept busy by the pods that hold them (utilization times GPU share, summed).",
+            unit="gpus",
+        ),
+        MetricField(
+            name="dratwin_fragmented_gpu_share",
+            type="gauge",
+            help="Share of the free GPU capacity that the workload's pod shapes cannot use (FGD's fragmentation).",
+            unit="ratio",
+        ),
+        MetricField(
             name="dratwin_device_allocated",
             type="gauge",
             help="1 while the device is allocated to a claim, else 0 (labelled as dcgm-exporter labels the GPU).",

@@ -103,6 +103,10 @@ def gpu_utilization(data: ReportData) -> Figure:
     return _figure(option)
 
 
+def fragmentation(data: ReportData) -> Figure:
+    return _per_variant(data, "Fragmented share of the free GPUs (FGD)", "share", lambda v: v.fragmented_share)
+
+
 def queue_length(data: ReportData) -> Figure:
     return _per_variant(data, "Pods waiting to be placed", "pods", lambda v: v.pending_pods)
 
@@ -175,6 +179,8 @@ def latency_ecdf(data: ReportData, which: str) -> Figure:
 # The comparison's bars: (label, unit, how to read it from a variant).
 COMPARED: tuple[tuple[str, str, Callable[[Variant], float]], ...] = (
     ("GPU-hours idle", "GPU-hours", lambda v: v.summary.gpu_hours_idle),
+    ("GPU-hours used", "GPU-hours", lambda v: v.summary.gpu_hours_used),
+    ("Fragmented share of the free GPUs (FGD)", "share", lambda v: v.summary.fragmentation),
     ("Cost", "dollars", lambda v: v.summary.cost_dollars),
     ("p95 waiting time", "seconds", lambda v: percentile(v.waiting_s, 95)),
     ("Pods never placed", "pods", lambda v: float(v.summary.pods_never_placed)),
@@ -255,5 +261,5 @@ def summary_rows(summary: Summary) -> list[tuple[str, float]]:
         ("pods completed", summary.pods_completed),
         ("pods never placed", summary.pods_never_placed),
         ("SLO misses", summary.slo_misses),
-        ("fragmentation", summary.fragmentation),
+        ("fragmented share of free GPUs (FGD)", summary.fragmentation),
     ]

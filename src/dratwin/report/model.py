@@ -44,9 +44,9 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     gpu_hours_used: float
     gpu_hours_idle: float
     cost_dollars: float
-    pods_completed: int
-    pods_never_placed: int
-    slo_misses: int = 0
+    pods_completed: float  # means over the seeds, as the summary's other numbers
+    pods_never_placed: float
+    slo_misses: float = 0.0
     fragmentation: float = 0.0
 
 
@@ -71,6 +71,7 @@ class Variant(msgspec.Struct, frozen=True, kw_only=True):
     startup_s: tuple[float, ...] = ()
     node_utilization: NodeMatrix | None = None
     wait_reasons: tuple[WaitReason, ...] = ()
+    fragmented_share: TimeSeries = TimeSeries(times=(), values=())  # FGD's, of the free GPUs (0-1)
 
 
 class ReportData(msgspec.Struct, frozen=True, kw_only=True):

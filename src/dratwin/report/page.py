@@ -68,6 +68,7 @@ def build_figures(data: ReportData) -> dict[str, fig.Figure]:
         figures[f"plot-compare-{i}"] = bars
     figures["plot-gpus"] = fig.gpu_allocation(data)
     figures["plot-utilization"] = fig.gpu_utilization(data)
+    figures["plot-fragmentation"] = fig.fragmentation(data)
     figures["plot-queue"] = fig.queue_length(data)
     figures["plot-nodes"] = fig.node_count(data)
     figures["plot-cost"] = fig.cost(data)
@@ -95,7 +96,7 @@ def render_report(data: ReportData) -> str:
         latency_table=_latency_table(data),
         wait_reasons=[(v, fig.top_reasons(v, TOP_WAIT_REASONS)) for v in data.variants],
         comparison_ids=[i for i in ids if i.startswith("plot-compare-")],
-        time_ids=["plot-gpus", "plot-utilization", "plot-queue", "plot-nodes", "plot-cost"],
+        time_ids=["plot-gpus", "plot-utilization", "plot-fragmentation", "plot-queue", "plot-nodes", "plot-cost"],
         heatmap_ids=[i for i in ids if i.startswith("plot-heatmap-")],
         latency_ids=["plot-waiting", "plot-startup"],
         reasons_id="plot-reasons",

@@ -1,9 +1,18 @@
 """Bookkeeping of a run from the store's change events: pod timings, device-hours, nodes and their cost.
 
 It only reads: every figure follows from the changes the controllers made, so it cannot disagree with
-the cluster. A device is a GPU when its driver's first name label is ``gpu`` (gpu.nvidia.com, and the
-test drivers), and is not a MIG partition (attribute ``type: mig``): partitions are counted under their
-driver's device-hours only, so that a GPU is never counted twice.
+the cluster. GPU-hours count every GPU, however it is handed out, so that variants compare on one footing:
+
+- a DRA device is a GPU when its driver's first name label is ``gpu`` (gpu.nvidia.com, and the test
+  drivers); a MIG partition (attribute ``type: mig``) counts as the share of its GPU's compute that its
+  profile holds (``3g.20gb``: 3 of 7 compute slices, :func:`~dratwin.serving.mig_compute_fraction`, the
+  serving model's capacity rule), so a partitioned GPU counts the compute its partitions can use (two
+  3g.20gb: 6/7) and a GPU is never counted twice (partitions are published instead of their GPU);
+- a device-plugin GPU (a node's allocatable ``nvidia.com/gpu``, or ``nvidia.com/mig-<profile>`` at its
+  profile's share) is a device of its own here, ``nvidia.com/gpu/<node>/gpu-<i>``: it is present while
+  its node exists and held from a pod's binding to its end by a pod that requests it, on the lowest free
+  indices (the device plugin's choice of GPU is not modelled; time-slicing replicas of the plugin are
+  counted as GPUs, as the node advertises them).
 """
 
 from __future__ import annotations
@@ -12,8 +21,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from dratwin.allocator.state import DeviceID
+from dratwin.api.quantity import Quantity
 from dratwin.api.resource import Device, ResourceSlice
 from dratwin.catalog import Catalog
+from dratwin.cluster.state import PodRecord, pod_claim_keys
+from dratwin.serving import mig_compute_fraction
 from dratwin.sim.outcomes import DeviceHours, Distribution, NodeCost, NodeCount, rounded
 from dratwin.sim.store import Change, Store
 
@@ -22,13 +34,58 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 ON_DEMAND = "on-demand"
 HOUR = 3600.0
+PLUGIN_GPU = "nvidia.com/gpu"
+PLUGIN_MIG_PREFIX = "nvidia.com/mig-"
+TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
-def is_gpu(resource_slice: ResourceSlice, device: Device) -> bool:
+def gpu_share(resource_slice: ResourceSlice, device: Device) -> float:
+    """How much of a GPU a published device is: 1 for a GPU, its profile's compute share for a MIG
+    partition, 0 for anything else (a NIC, a CPU)."""
     if resource_slice.spec.driver.split(".")[0] != "gpu":
-        return False
+        return 0.0
     kind = device.attributes.get("type")
-    return kind is None or kind.string != "mig"
+    if kind is None or kind.string != "mig":
+        return 1.0
+    profile = device.attributes.get("profile")
+    return _profile_share(profile.string or "" if profile is not None else "")
+
+
+def _profile_share(profile: str) -> float:
+    try:
+        return mig_compute_fraction(profile)
+    except ValueError:
+        return 1.0  # an unknown profile: its size is unknown, counted as the GPU (as the serving model does)
+
+
+def plugin_gpu_share(resource: str) -> float:
+    """The GPU share of one unit of a device-plugin resource; 0 for resources that are not GPUs."""
+    if resource == PLUGIN_GPU:
+        return 1.0
+    if resource.startswith(PLUGIN_MIG_PREFIX):
+        return _profile_share(resource.removeprefix(PLUGIN_MIG_PREFIX))
+    return 0.0
+
+
+def plugin_device(node: str, resource: str, index: int) -> DeviceID:
+    kind = "gpu" if resource == PLUGIN_GPU else resource.removeprefix(PLUGIN_MIG_PREFIX)
+    return DeviceID(PLUGIN_GPU, node, f"{kind}-{index}")
+
+
+def plugin_requests(record: PodRecord) -> dict[str, int]:
+    """The device-plugin GPUs a pod asks for (its containers' requests, or limits where no request is given)."""
+    wanted: dict[str, int] = {}
+    for container in record.pod.spec.containers:
+        resources = container.resources
+        if resources is None:
+            continue
+        for name in {*resources.requests, *resources.limits}:
+            if not plugin_gpu_share(name):
+                continue
+            value = resources.requests.get(name) or resources.limits.get(name)
+            if value is not None:
+                wanted[name] = wanted.get(name, 0) + int(Quantity.parse(value).value)
+    return wanted
 
 
 @dataclass
@@ -49,13 +106,15 @@ class Accountant:
     node_type: dict[str, str] = field(default_factory=dict)
     node_offering: dict[str, tuple[str, str]] = field(default_factory=dict)  # node -> (zone, capacity type)
     device_since: dict[DeviceID, float] = field(default_factory=dict)  # present since
-    device_gpu: dict[DeviceID, bool] = field(default_factory=dict)
+    device_gpu: dict[DeviceID, float] = field(default_factory=dict)  # its GPU share (0: not a GPU)
     holders: Counter[DeviceID] = field(default_factory=Counter)
     held_since: dict[DeviceID, float] = field(default_factory=dict)
     allocated_seconds: dict[DeviceID, float] = field(default_factory=dict)
     claim_devices: dict[str, tuple[DeviceID, ...]] = field(default_factory=dict)
     slice_devices: dict[str, list[DeviceID]] = field(default_factory=dict)
     device_until: dict[DeviceID, float] = field(default_factory=dict)  # devices whose slice was deleted
+    node_plugin_devices: dict[str, dict[str, list[DeviceID]]] = field(default_factory=dict)  # node -> resource
+    pod_plugin_devices: dict[str, tuple[DeviceID, ...]] = field(default_factory=dict)  # pod -> the GPUs it holds
     _by_name: dict[str, ResourceSlice] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -74,13 +133,17 @@ class Accountant:
         elif change.kind == "ResourceSlice" and change.type == "Deleted":
             self._slice_deleted(change.key, now)
         elif change.kind == "Node" and change.type == "Added":
-            labels = self.store.state.nodes[change.key].node.metadata.labels
+            info = self.store.state.nodes[change.key]
+            labels = info.node.metadata.labels
             self._node_added(change.key, labels.get(INSTANCE_TYPE_LABEL, ""), now)
             self.node_offering[change.key] = (labels.get(ZONE_LABEL, ""), labels.get(CAPACITY_TYPE_LABEL, ON_DEMAND))
+            self._plugin_gpus_added(change.key, info.node.status.allocatable, now)
             self._record_nodes(now)
         elif change.kind == "Node" and change.type == "Deleted":
             since = self.node_since.pop(change.key, now)
             self.node_hours[change.key] = self.node_hours.get(change.key, 0.0) + (now - since) / HOUR
+            for devices in self.node_plugin_devices.pop(change.key, {}).values():
+                self._devices_gone(devices, now)
             self._record_nodes(now)
 
     def _pod_changed(self, change: Change, now: float) -> None:
@@ -92,8 +155,10 @@ class Accountant:
             if added is not None and added.pod.spec.node_name:  # bound in the input: already running
                 self.bound[key] = now
                 self.running.add(key)
+                self._hold_plugin_gpus(key, added, now)
             return
         if change.type == "Deleted":
+            self._release_plugin_gpus(key, now)
             self.created.pop(key, None)
             self.bound.pop(key, None)
             if key in self.running:
@@ -107,7 +172,10 @@ class Accountant:
         if record.pod.spec.node_name and key not in self.bound:
             self.bound[key] = now
             self.waiting.append(now - self.created.get(key, now))
+            self._hold_plugin_gpus(key, record, now)
         phase = (record.raw.get("status") or {}).get("phase")
+        if phase in TERMINAL_PHASES:
+            self._release_plugin_gpus(key, now)
         if phase == "Running" and key not in self.running:
             self.running.add(key)
             self.pods_started += 1
@@ -121,16 +189,8 @@ class Accountant:
         before = self.claim_devices.get(key, ())
         if after == before:
             return
-        for device in before:
-            self.holders[device] -= 1
-            if self.holders[device] <= 0:
-                del self.holders[device]
-                held = now - self.held_since.pop(device, now)
-                self.allocated_seconds[device] = self.allocated_seconds.get(device, 0.0) + held
-        for device in after:
-            if self.holders[device] == 0:
-                self.held_since[device] = now
-            self.holders[device] += 1
+        self._release(before, now)
+        self._hold(after, now)
         if after:
             self.claim_devices[key] = after
         else:
@@ -147,13 +207,59 @@ class Accountant:
             device_id = DeviceID(resource_slice.spec.driver, resource_slice.spec.pool.name, device.name)
             if device_id not in self.device_since:
                 self.device_since[device_id] = now
-                self.device_gpu[device_id] = is_gpu(resource_slice, device)
+                self.device_gpu[device_id] = gpu_share(resource_slice, device)
                 ids.append(device_id)
         self.slice_devices[name] = ids
 
+    def _hold(self, devices: tuple[DeviceID, ...], now: float) -> None:
+        for device in devices:
+            if self.holders[device] == 0:
+                self.held_since[device] = now
+            self.holders[device] += 1
+
+    def _release(self, devices: tuple[DeviceID, ...], now: float) -> None:
+        for device in devices:
+            self.holders[device] -= 1
+            if self.holders[device] <= 0:
+                del self.holders[device]
+                held = now - self.held_since.pop(device, now)
+                self.allocated_seconds[device] = self.allocated_seconds.get(device, 0.0) + held
+
+    def _plugin_gpus_added(self, node: str, allocatable: dict[str, str | int | float], now: float) -> None:
+        """A device-plugin node's GPUs, as many as its allocatable advertises."""
+        for resource, value in sorted(allocatable.items()):
+            share = plugin_gpu_share(resource)
+            if not share:
+                continue
+            devices = [plugin_device(node, resource, i) for i in range(int(Quantity.parse(value).value))]
+            for device in devices:
+                self.device_since.setdefault(device, now)
+                self.device_gpu[device] = share
+                self.device_until.pop(device, None)
+            self.node_plugin_devices.setdefault(node, {})[resource] = devices
+
+    def _hold_plugin_gpus(self, pod: str, record: PodRecord, now: float) -> None:
+        node = self.node_plugin_devices.get(record.pod.spec.node_name or "")
+        if not node or pod in self.pod_plugin_devices:
+            return
+        taken: list[DeviceID] = []
+        for resource, count in sorted(plugin_requests(record).items()):
+            free = [d for d in node.get(resource, []) if self.holders.get(d, 0) == 0]
+            taken += free[:count]
+        if taken:
+            self.pod_plugin_devices[pod] = tuple(taken)
+            self._hold(tuple(taken), now)
+
+    def _release_plugin_gpus(self, pod: str, now: float) -> None:
+        devices = self.pod_plugin_devices.pop(pod, ())
+        self._release(tuple(d for d in devices if d in self.holders), now)
+
     def _slice_deleted(self, name: str, now: float) -> None:
         """The slice's devices are gone: their time so far is kept, closed at ``now``."""
-        for device_id in self.slice_devices.pop(name, []):
+        self._devices_gone(self.slice_devices.pop(name, []), now)
+
+    def _devices_gone(self, devices: list[DeviceID], now: float) -> None:
+        for device_id in devices:
             self.device_until[device_id] = now
             if device_id in self.held_since:
                 held = now - self.held_since.pop(device_id)
@@ -196,15 +302,25 @@ class Accountant:
         ongoing = until - self.held_since[device] if device in self.held_since else 0.0
         return self.allocated_seconds.get(device, 0.0) + ongoing
 
-    def gpu_hours(self, until: float) -> tuple[float, float]:
-        """(allocated, idle) GPU-hours."""
+    def gpu_seconds(self, until: float) -> tuple[float, float]:
+        """(present, allocated) GPU-seconds, each device weighted by its GPU share."""
         present = allocated = 0.0
         for device, since in self.device_since.items():
-            if not self.device_gpu.get(device):
+            share = self.device_gpu.get(device, 0.0)
+            if not share:
                 continue
-            present += self.device_until.get(device, until) - since
-            allocated += self._held_seconds(device, until)
-        return rounded(allocated / HOUR), rounded((present - allocated) / HOUR)
+            present += share * (self.device_until.get(device, until) - since)
+            allocated += share * self._held_seconds(device, until)
+        return present, allocated
+
+    def gpu_shares(self, pod: str) -> float:
+        """The GPUs a running pod holds now (through its claims or the device plugin), in GPU shares."""
+        record = self.store.state.pods.get(pod)
+        devices: set[DeviceID] = set(self.pod_plugin_devices.get(pod, ()))
+        if record is not None:
+            for key in pod_claim_keys(record.pod):
+                devices.update(self.claim_devices.get(key, ()))
+        return sum(self.device_gpu.get(d, 0.0) for d in devices)
 
     def node_lifetimes(self, until: float) -> dict[str, float]:
         """Hours each node has lived (ended ones and the ones still up at ``until``)."""

@@ -1,8 +1,10 @@
 """The variants of a scenario side by side: per variant, the mean over its seeds of each run's figures.
 
 Pure: run results in, one row per variant out, in the order the variants first appear. "Allocated share"
-is the mean GPU-hours allocated over the mean GPU-hours present (allocated + idle); how busy an allocated
-GPU is, is not part of it. Nodes is the most nodes the cluster had at once during the run.
+is the mean GPU-hours allocated over the mean GPU-hours present (allocated + idle); "used share" is the
+mean GPU-hours used over the mean GPU-hours allocated (how busy the allocated GPUs were). Fragmentation
+is the mean over the runs of each run's mean fragmented share of the free GPUs (None: no run was sampled).
+Nodes is the most nodes the cluster had at once during the run.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ class VariantSummary:
     runs: int
     seeds: tuple[int, ...]
     gpu_hours_allocated: float
+    gpu_hours_used: float
     gpu_hours_idle: float
     gpu_allocated_share: float  # 0-1; 0 where no GPU was present
+    gpu_used_share: float  # of the allocated GPU-hours, 0-1; 0 where none were allocated
     waiting_p50_seconds: float
     waiting_p95_seconds: float
     waiting_p99_seconds: float
@@ -28,6 +32,9 @@ class VariantSummary:
     pods_never_placed: float
     nodes_peak: float
     cost_usd: float
+    pods_completed: float = 0.0
+    slo_misses: float = 0.0
+    fragmentation: float | None = None
 
 
 def peak_nodes(result: RunResult) -> int:
@@ -46,14 +53,18 @@ def _summary(variant: str, runs: list[RunResult]) -> VariantSummary:
         return rounded(sum(values) / len(values))
 
     allocated = mean([r.gpu_hours_allocated for r in runs])
+    used = mean([r.gpu_hours_used for r in runs])
     idle = mean([r.gpu_hours_idle for r in runs])
+    fragmentation = [r.fragmentation.mean_share for r in runs if r.fragmentation is not None]
     return VariantSummary(
         variant=variant,
         runs=len(runs),
         seeds=tuple(r.seed for r in runs),
         gpu_hours_allocated=allocated,
+        gpu_hours_used=used,
         gpu_hours_idle=idle,
         gpu_allocated_share=rounded(allocated / (allocated + idle)) if allocated + idle > 0 else 0.0,
+        gpu_used_share=rounded(used / allocated) if allocated > 0 else 0.0,
         waiting_p50_seconds=mean([r.waiting_seconds.p50 for r in runs]),
         waiting_p95_seconds=mean([r.waiting_seconds.p95 for r in runs]),
         waiting_p99_seconds=mean([r.waiting_seconds.p99 for r in runs]),
@@ -61,4 +72,7 @@ def _summary(variant: str, runs: list[RunResult]) -> VariantSummary:
         pods_never_placed=mean([r.pods_pending_at_end for r in runs]),
         nodes_peak=mean([peak_nodes(r) for r in runs]),
         cost_usd=mean([r.cost_usd for r in runs]),
+        pods_completed=mean([r.pods_succeeded for r in runs]),
+        slo_misses=mean([sum(s.slo_misses for s in r.services) for r in runs]),
+        fragmentation=mean(fragmentation) if fragmentation else None,
     )

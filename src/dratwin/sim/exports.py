@@ -1,27 +1,27 @@
 """Run outputs turned into the report's and the metrics files' models (pure: no files written here).
 
-The report shows, per variant, GPU-hours and cost as the means over its seeds, and the pod counts, series,
-heatmap and latency samples of its first seed (one run's curves are what a cluster would show; averaging curves of
-different arrivals shows none). The inference services' GPU use (RunResult.services) is not drawn or
-exported here yet, and a training Job's use inside its allocation is not modelled, so the page's "used"
-series are empty and used GPU-hours are 0, and the metrics carry no DCGM utilization or memory fields.
+The report shows, per variant, the summary numbers (GPU-hours, cost, pods completed and never placed,
+SLO misses, fragmentation) as the means over its seeds, the same figures as the terminal table, and the
+series, heatmap, latency samples and wait reasons of its first seed (one run's curves are what a cluster
+would show; averaging curves of different arrivals shows none); each variant's description says which.
+
+The metrics carry, per GPU and per sample, the DCGM fields as dcgm-exporter writes them (labelled with the
+pod, namespace and container holding the GPU while one does, one series per pod), and dratwin's own
+cluster series.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dratwin.metrics.model import ClusterSeries, MetricsSet, Sample
+from dratwin.metrics.model import ClusterSeries, DcgmField, DeviceIdentity, DeviceSeries, MetricsSet, PodRef, Sample
 from dratwin.report.model import NodeMatrix, ReportData, Summary, TimeSeries, Variant, WaitReason
 from dratwin.sim.batch import RunOutput
 from dratwin.sim.compare import VariantSummary, compare
-from dratwin.sim.timeline import Timeline
+from dratwin.sim.timeline import DeviceInfo, Timeline
 
 START_UNIX = 1767225600.0  # 2026-01-01T00:00:00Z: the simulated time 0 in the metrics files
 TOP_REASONS = 10
-NOT_MODELLED = ("GPU use within an allocation is not drawn or exported yet (the services' utilization is in "
-                "-o json): 'used' is empty and DCGM_FI_DEV_GPU_UTIL, DCGM_FI_DEV_FB_USED and the profiling fields "
-                "are not written")
 
 
 class MissingTimeline(ValueError):
@@ -52,21 +52,21 @@ def _variant(output: RunOutput, summary: VariantSummary) -> Variant:
     def series(values: list[float]) -> TimeSeries:
         return TimeSeries(times=times, values=tuple(values))
 
-    seeds = ", ".join(str(s) for s in summary.seeds)
-    description = (f"GPU-hours and cost: means over seed(s) {seeds}; pod counts, plots and latencies: seed "
-                   f"{result.seed}. {NOT_MODELLED}.")
+    description = (f"Summary numbers: means over {_seeds(summary.seeds)}, as in the terminal table; curves, "
+                   f"heatmap, latencies and wait reasons: seed {result.seed}.")
     never_placed = {pod for group in result.never_placed for pod in group.pods}
     return Variant(
         name=result.variant,
         description=description,
         summary=Summary(
-            gpu_hours_allocated=summary.gpu_hours_allocated, gpu_hours_used=0.0,
+            gpu_hours_allocated=summary.gpu_hours_allocated, gpu_hours_used=summary.gpu_hours_used,
             gpu_hours_idle=summary.gpu_hours_idle, cost_dollars=summary.cost_usd,
-            pods_completed=result.pods_succeeded, pods_never_placed=result.pods_pending_at_end,
-            slo_misses=round(sum(service.slo_misses for service in result.services)),
+            pods_completed=summary.pods_completed, pods_never_placed=summary.pods_never_placed,
+            slo_misses=summary.slo_misses, fragmentation=summary.fragmentation or 0.0,
         ),
         allocated_gpus=series(timeline.allocated_gpus),
-        used_gpus=TimeSeries(times=(), values=()),
+        used_gpus=series(timeline.used_gpus),
+        fragmented_share=series(timeline.fragmented_share),
         capacity_gpus=series(timeline.capacity_gpus),
         pending_pods=series(timeline.pending_pods),
         nodes=series(timeline.nodes),
@@ -77,6 +77,15 @@ def _variant(output: RunOutput, summary: VariantSummary) -> Variant:
         wait_reasons=tuple(_wait_reason(reason, pods, never_placed, timeline.every_seconds)
                            for reason, pods in list(timeline.wait_reasons.items())[:TOP_REASONS]),
     )
+
+
+def _seeds(seeds: tuple[int, ...]) -> str:
+    if len(seeds) == 1:
+        return f"seed {seeds[0]} (one run)"
+    ordered = sorted(seeds)
+    if ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return f"seeds {ordered[0]}-{ordered[-1]} ({len(seeds)} runs)"
+    return f"seeds {', '.join(map(str, seeds))} ({len(seeds)} runs)"
 
 
 def _node_matrix(timeline: Timeline) -> NodeMatrix | None:
@@ -102,8 +111,8 @@ def _device_series(timeline: Timeline, key: str, labels: list[tuple[str, str]]) 
     by_pod: dict[str, list[Sample]] = {}
     values, pods = timeline.device_allocated[key], timeline.device_pod[key]
     for at, value, pod in zip(timeline.times, values, pods, strict=True):
-        if value is not None and pod is not None:
-            by_pod.setdefault(pod, []).append(Sample(at, value))
+        if value is not None and pod is not None:  # a shared device: counted once, with its first pod
+            by_pod.setdefault(pod.split(",")[0], []).append(Sample(at, value))
     series = []
     for pod, pod_samples in sorted(by_pod.items()):
         namespace, _, name = pod.partition("/")
@@ -128,18 +137,51 @@ def _metrics(output: RunOutput) -> MetricsSet:
     cluster = [
         ClusterSeries(field="dratwin_allocated_gpus", samples=samples(timeline.allocated_gpus)),
         ClusterSeries(field="dratwin_gpus", samples=samples(timeline.capacity_gpus)),
+        ClusterSeries(field="dratwin_used_gpus", samples=samples(timeline.used_gpus)),
+        ClusterSeries(field="dratwin_fragmented_gpu_share", samples=samples(timeline.fragmented_share)),
         ClusterSeries(field="dratwin_pending_pods", samples=samples(timeline.pending_pods)),
         ClusterSeries(field="dratwin_running_pods", samples=samples(timeline.running_pods)),
         ClusterSeries(field="dratwin_nodes", samples=samples(timeline.nodes)),
         ClusterSeries(field="dratwin_cost_dollars", samples=samples(timeline.cost_usd)),
     ]
+    dcgm: list[DeviceSeries] = []
     for key in sorted(timeline.device_allocated):
         info = timeline.devices[key]
-        labels = [("gpu", str(info.index)), ("UUID", info.uuid)]
-        if info.pci_bus_id:
-            labels.append(("pci_bus_id", info.pci_bus_id))
-        labels += [("device", f"nvidia{info.index}"), ("modelName", info.model_name), ("Hostname", info.hostname),
-                   ("driver", info.driver)]
-        cluster += _device_series(timeline, key, labels)
-    return MetricsSet(start_unix=START_UNIX, cluster_series=tuple(cluster),
+        identity = _identity(info)
+        cluster += _device_series(timeline, key, [*identity.labels(), ("driver", info.driver)])
+        dcgm += _dcgm_series(timeline, key, identity)
+    return MetricsSet(start_unix=START_UNIX, device_series=tuple(dcgm), cluster_series=tuple(cluster),
                       labels=(("variant", result.variant), ("seed", str(result.seed))))
+
+
+def _identity(info: DeviceInfo) -> DeviceIdentity:
+    return DeviceIdentity(hostname=info.hostname, gpu=info.index, uuid=info.uuid, model_name=info.model_name,
+                          pci_bus_id=info.pci_bus_id, mig_profile=info.mig_profile,
+                          gpu_instance_id=info.gpu_instance_id)
+
+
+def _dcgm_series(timeline: Timeline, key: str, identity: DeviceIdentity) -> list[DeviceSeries]:
+    """The DCGM fields of one device, one series per holding pod (and one while none holds it), as the
+    exporter attributes a GPU to the pods the kubelet gave it to: pods sharing a GPU each get its values.
+    A MIG partition has no GPU_UTIL."""
+    fields: list[tuple[DcgmField, dict[str, list[float | None]]]] = [
+        ("DCGM_FI_DEV_GPU_UTIL", timeline.device_gpu_util),
+        ("DCGM_FI_DEV_FB_USED", timeline.device_fb_used_mib),
+        ("DCGM_FI_PROF_SM_ACTIVE", timeline.device_sm_active),
+        ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", timeline.device_tensor_active),
+    ]
+    pods = timeline.device_pod[key]
+    result = []
+    for name, values in fields:
+        by_pod: dict[str, list[Sample]] = {}
+        for at, value, pod in zip(timeline.times, values.get(key, []), pods, strict=True):
+            if value is None or pod is None:
+                continue
+            for one in pod.split(",") if pod else [""]:
+                by_pod.setdefault(one, []).append(Sample(at, value))
+        for pod, pod_samples in sorted(by_pod.items()):
+            namespace, _, pod_name = pod.partition("/")
+            ref = PodRef(namespace=namespace, pod=pod_name, container=timeline.pod_containers.get(pod, "")) \
+                if pod else None
+            result.append(DeviceSeries(field=name, device=identity, samples=tuple(pod_samples), pod=ref))
+    return result

@@ -45,6 +45,17 @@ class DeviceHours:
 
 
 @dataclass(frozen=True)
+class FragmentationSummary:
+    """FGD's fragmentation (see sim/fragmentation.py) over the run's samples: the mean fragmented GPUs, the
+    mean and largest share of the free GPUs that is fragmented, and how many samples they are over."""
+
+    samples: int
+    mean_gpus: float
+    mean_share: float
+    max_share: float
+
+
+@dataclass(frozen=True)
 class NeverPlaced:
     """Pods still pending at the end, grouped by the scheduler's own message (or the blocking reason)."""
 
@@ -173,7 +184,9 @@ class RunResult:
     pods_pending_at_end: int = 0
     waiting_seconds: Distribution = field(default_factory=Distribution)  # created -> bound
     startup_seconds: Distribution = field(default_factory=Distribution)  # bound -> containers running
+    # GPU-hours (sim/gpu_use.py): allocated (held), used (kept busy, <= allocated), idle (present, not held).
     gpu_hours_allocated: float = 0.0
+    gpu_hours_used: float = 0.0
     gpu_hours_idle: float = 0.0
     device_hours: list[DeviceHours] = field(default_factory=list)
     never_placed: list[NeverPlaced] = field(default_factory=list)
@@ -184,6 +197,7 @@ class RunResult:
     services: list[ServiceOutcome] = field(default_factory=list)
     cold_start: ColdStartSummary | None = None  # None: the run has no cold start model
     disruptions: Disruptions = field(default_factory=Disruptions)
+    fragmentation: FragmentationSummary | None = None  # None: the run took no samples (``sample_every``)
 
 
 def _round(value: float) -> float:

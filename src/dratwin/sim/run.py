@@ -21,14 +21,16 @@ from dratwin.errors import InputError
 from dratwin.scenario.model import ColdStartSpec, RunSpec
 from dratwin.scheduler.plugins.node_resources import ScoringStrategy
 from dratwin.scheduler.profile import Options
-from dratwin.sim.accounting import Accountant
+from dratwin.sim.accounting import HOUR, Accountant
 from dratwin.sim.clock import VirtualClock
 from dratwin.sim.coldstart import ColdStarts
 from dratwin.sim.deployments import DeploymentController
 from dratwin.sim.engine import Engine
+from dratwin.sim.fragmentation import FragmentationMeter
+from dratwin.sim.gpu_use import GpuUse, service_gpu_seconds
 from dratwin.sim.invariants import InvariantChecker
 from dratwin.sim.kubelet import ClaimController, ColdStart, Kubelet, no_cold_start
-from dratwin.sim.outcomes import NeverPlaced, RunResult, rounded
+from dratwin.sim.outcomes import FragmentationSummary, NeverPlaced, RunResult, rounded
 from dratwin.sim.provisioner import ProvisionerController
 from dratwin.sim.scheduling import SchedulingController
 from dratwin.sim.services import ServiceController
@@ -96,6 +98,7 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
         catalog = catalog or load_catalog()
         provisioner = ProvisionerController(engine, store, scheduling, spec, catalog, features, compiler)
     accountant = Accountant(store, catalog)
+    gpu_use = GpuUse(store, accountant, frozenset(s.deployment for s in spec.services))
     store.dispatch()  # the load's own events are the state at time 0, already counted
     engine.after_each.append(store.dispatch)
     checker = InvariantChecker(store, accountant)
@@ -103,7 +106,8 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
         engine.after_each.append(checker)
     sampler = None
     if options.sample_every is not None:
-        sampler = Sampler(engine, store, accountant, scheduling, spec.until_seconds, Timeline(options.sample_every))
+        sampler = Sampler(engine, store, accountant, scheduling, spec.until_seconds, Timeline(options.sample_every),
+                          gpu_use, services, FragmentationMeter(store, accountant))
         engine.after_each.append(sampler)
     initial = list(loaded.pending)
     loaded.pending.clear()
@@ -123,7 +127,11 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
         result.notes += services.notes
     if starts is not None:
         result.cold_start = starts.summary()
+    used = gpu_use.finish(spec.until_seconds) + service_gpu_seconds(result.services, spec.services)
+    result.gpu_hours_used = rounded(used / HOUR)
     timeline = sampler.finish() if sampler is not None else None
+    if timeline is not None:
+        result.fragmentation = fragmentation_summary(timeline)
     return Simulation(result, store, store.log, checker.checks, timeline)
 
 
@@ -137,7 +145,7 @@ def _result(spec: RunSpec, engine: Engine, store: Store, scheduling: SchedulingC
             workloads: WorkloadController, accountant: Accountant) -> RunResult:
     until = spec.until_seconds
     state = store.state
-    allocated, idle = accountant.gpu_hours(until)
+    present, allocated = accountant.gpu_seconds(until)
     costs = accountant.costs(until)
     notes = [*store.loaded.notes, *workloads.notes, *store.loaded.rejections, *workloads.rejections]
     pending = [k for k, r in state.pods.items() if not r.pod.spec.node_name]
@@ -148,12 +156,20 @@ def _result(spec: RunSpec, engine: Engine, store: Store, scheduling: SchedulingC
         pods_succeeded=accountant.pods_succeeded, pods_running_at_end=len(accountant.running),
         pods_pending_at_end=len(pending),
         waiting_seconds=accountant.waiting_distribution(), startup_seconds=accountant.startup_distribution(),
-        gpu_hours_allocated=allocated, gpu_hours_idle=idle, device_hours=accountant.device_hours(until),
+        gpu_hours_allocated=rounded(allocated / HOUR), gpu_hours_idle=rounded((present - allocated) / HOUR),
+        device_hours=accountant.device_hours(until),
         never_placed=_never_placed(pending, scheduling, store),
         nodes_over_time=list(accountant.nodes_over_time),
         cost_usd=rounded(sum(c.usd for c in costs)), cost_by_instance_type=costs,
         notes=notes,
     )
+
+
+def fragmentation_summary(timeline: Timeline) -> FragmentationSummary:
+    shares, gpus = timeline.fragmented_share, timeline.fragmented_gpus
+    count = len(shares)
+    return FragmentationSummary(count, rounded(sum(gpus) / count) if count else 0.0,
+                                rounded(sum(shares) / count) if count else 0.0, max(shares, default=0.0))
 
 
 def _never_placed(pending: list[str], scheduling: SchedulingController, store: Store) -> list[NeverPlaced]:

@@ -153,6 +153,14 @@ class ServiceController:
             self._snapshot = None
         return self._replicas
 
+    def utilization_at(self, now: float) -> tuple[tuple[Replica, ...], LoadSnapshot]:
+        """The replicas as they are and their load at ``now``, for a sampler. A read: the requests are not
+        accounted up to ``now`` here, so that sampling changes no total."""
+        current = self.current()
+        if self._snapshot is not None and self._snapshot.at == now:
+            return current, self._snapshot
+        return current, self.model.snapshot(now, current)
+
     def _load(self, now: float) -> LoadSnapshot:
         self._account(now)
         current = self.current()
