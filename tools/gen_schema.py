@@ -56,6 +56,16 @@ CRD_SOURCES = (
     (NVIDIA_MODULE, NVIDIA_VERSION, NVIDIA_CRD_DIR, NVIDIA_CRDS),
     (KUEUE_MODULE, KUEUE_VERSION, KUEUE_CRD_DIR, KUEUE_CRDS),
 )
+# Fields of Kueue's Configuration newer than the module above (Kueue 0.19's counter- and capacity-based
+# device class mappings, as the Configuration reference documents them), added to its v1beta2 types.
+_CONFIG = "kueue-config/v1beta2."
+KUEUE_CONFIG_ADDITIONS = {
+    _CONFIG + "DeviceClassMapping": {"sources": f"[]{_CONFIG}DeviceClassMappingSource"},
+    _CONFIG + "DeviceClassMappingSource": {"counter": f"{_CONFIG}DeviceSource", "capacity": f"{_CONFIG}DeviceSource"},
+    _CONFIG + "DeviceSource": {"name": "string", "driver": "string", "deviceSelector": f"{_CONFIG}DeviceSourceSelector"},
+    _CONFIG + "DeviceSourceSelector": {"cel": f"{_CONFIG}CELDeviceSelector"},
+    _CONFIG + "CELDeviceSelector": {"expression": "string"},
+}
 # CRD fields whose schema is a built-in type inlined (type name suffix → the built-in type).
 EMBEDDED = {".Workload.spec.podSets[].template": "core/v1.PodTemplateSpec"}
 
@@ -159,6 +169,8 @@ def main() -> int:
     schema = builtin_schema()
     types: dict[str, dict[str, str]] = schema["types"]
     kinds: dict[str, str] = schema["kinds"]
+    for name, fields in KUEUE_CONFIG_ADDITIONS.items():
+        types.setdefault(name, {}).update(fields)
     required = crd_schema(types, kinds)
     document = {
         "source": {
