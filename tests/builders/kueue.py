@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+import msgspec
+
+from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
+from dratwin.kueue.dra import DraInputs
 
 Wire = dict[str, Any]
 API = "kueue.x-k8s.io/v1beta2"
@@ -94,3 +100,26 @@ def pod_set(name: str = "main", count: int = 1, spec: Wire | None = None, **fiel
 
 def configuration(**fields: Any) -> Wire:
     return {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", **fields}
+
+
+def dra_inputs(templates: Sequence[Wire] = (), classes: Sequence[Wire] = (), slices: Sequence[Wire] = ()) -> DraInputs:
+    """The DRA objects Kueue reads, typed (templates keyed by namespace and name)."""
+    typed = [msgspec.convert(t, ResourceClaimTemplate) for t in templates]
+    return DraInputs({(t.metadata.namespace or "default", t.metadata.name): t for t in typed},
+                     {c["metadata"]["name"]: msgspec.convert(c, DeviceClass) for c in classes},
+                     [msgspec.convert(s, ResourceSlice) for s in slices])
+
+
+def claim_template(name: str, *requests: Wire, namespace: str = "team") -> Wire:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"spec": {"devices": {"requests": list(requests)}}}}
+
+
+def device_class(name: str, expression: str | None = None, extended_resource: str | None = None) -> Wire:
+    spec: Wire = {}
+    if expression:
+        spec["selectors"] = [{"cel": {"expression": expression}}]
+    if extended_resource:
+        spec["extendedResourceName"] = extended_resource
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name}, "spec": spec}
