@@ -123,3 +123,17 @@ def device_class(name: str, expression: str | None = None, extended_resource: st
     if extended_resource:
         spec["extendedResourceName"] = extended_resource
     return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name}, "spec": spec}
+
+
+def gpu_queue(name: str = "cq", gpus: Any = 8, cohort_name: str = "", flavor: str = "h100", borrowing: Any = None,
+              lending: Any = None, **spec: Any) -> Wire:
+    """A ClusterQueue with one flavor covering example.com/gpu."""
+    return cluster_queue(name, group(["example.com/gpu"], flavor_quotas(flavor, quota(
+        "example.com/gpu", gpus, borrowing, lending))), cohort=cohort_name, **spec)
+
+
+def gpu_workload(name: str, gpus: int, count: int = 1, namespace: str = "team", priority: int = 0,
+                 **pod: Any) -> Wire:
+    """A Workload of one PodSet whose pods each request ``gpus`` example.com/gpu (as limits)."""
+    spec = pod_spec(container(limits={"example.com/gpu": gpus}), **pod)
+    return workload(name, pod_set(count=count, spec=spec), namespace=namespace, priority=priority)
