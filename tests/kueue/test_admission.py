@@ -222,3 +222,10 @@ def test_set_aside_workloads_come_back_when_quota_is_freed() -> None:
     snapshot.tree.remove_usage(cq_key("cq"), {("h100", GPU): 4})
     queues.requeue_inadmissible()
     assert [a.entry.workload.metadata.name for a in run_until_settled(snapshot, queues)[0]] == ["w"]
+
+
+def test_a_cohort_cycle_does_not_hang_the_tree() -> None:
+    """cohort.go: a cycle of parentName is refused by Kueue (ErrCohortHasCycle); the tree stays finite."""
+    snapshot = _snapshot([gpu_queue("cq", 2, cohort_name="a")], [cohort("a", parent="b"), cohort("b", parent="a")])
+    assert list(snapshot.tree.path_to_root(cq_key("cq")))[:2] == [cq_key("cq"), "cohort:a"]
+    assert len(list(snapshot.tree.path_to_root(cq_key("cq")))) <= 3

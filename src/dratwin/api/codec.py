@@ -9,9 +9,10 @@ Kinds fall in three groups (:func:`classify`):
 - *modelled*: decoded and validated (core/v1 Node, Pod, Namespace; resource.k8s.io/v1 DeviceClass,
   ResourceSlice, ResourceClaim, ResourceClaimTemplate, and the same kinds in v1beta2 and v1beta1, which
   :mod:`dratwin.api.intake` converts to v1 as the API server does; Karpenter's karpenter.sh/v1 NodePool
-  and NodeClaim and karpenter.k8s.aws/v1 EC2NodeClass; NVIDIA's resource.nvidia.com/v1beta1 ComputeDomain);
+  and NodeClaim and karpenter.k8s.aws/v1 EC2NodeClass; NVIDIA's resource.nvidia.com/v1beta1 ComputeDomain;
+  Kueue's kueue.x-k8s.io/v1beta2 kinds and config.kueue.x-k8s.io/v1beta2 Configuration, v1beta1 converted);
 - *pod templates*: workloads (Deployment, Job, ...) whose pod template is checked for DRA references;
-- *not checked*: any other API group (CRDs such as MPIJob, Kueue, EKS Auto Mode's NodeClass) and real
+- *not checked*: any other API group (CRDs such as MPIJob, EKS Auto Mode's NodeClass) and real
   kinds of the groups above that dratwin does not model, in the versions 1.36 serves them (ConfigMap,
   Service, resource.k8s.io/v1beta2 DeviceTaintRule, karpenter.sh/v1alpha1 NodeOverlay, ...) — skipped with a
   warning.

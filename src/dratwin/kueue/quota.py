@@ -62,7 +62,7 @@ class QuotaTree:
             key = cohort_key(cohort.metadata.name)
             nodes[key] = Node(cohort.metadata.name, True, _quotas(cohort.spec.resource_groups))
         for cohort in cohorts:
-            if cohort.spec.parent_name:
+            if cohort.spec.parent_name and not _closes_cycle(nodes, cohort.metadata.name, cohort.spec.parent_name):
                 _link(nodes, cohort_key(cohort.metadata.name), cohort.spec.parent_name)
         for cq in cluster_queues:
             key = cq_key(cq.metadata.name)
@@ -197,6 +197,17 @@ def cq_key(name: str) -> str:
 
 def cohort_key(name: str) -> str:
     return f"cohort:{name}"
+
+
+def _closes_cycle(nodes: Mapping[str, Node], child: str, parent_name: str) -> bool:
+    """Would ``child`` under ``parent_name`` make a loop? Kueue refuses such a tree (ErrCohortHasCycle); the
+    link is left out here so that every walk up the tree ends."""
+    current: str | None = cohort_key(parent_name)
+    while current is not None and current in nodes:
+        if current == cohort_key(child):
+            return True
+        current = nodes[current].parent
+    return False
 
 
 def _link(nodes: dict[str, Node], child: str, parent_name: str) -> None:
