@@ -229,3 +229,17 @@ def test_a_cohort_cycle_does_not_hang_the_tree() -> None:
     snapshot = _snapshot([gpu_queue("cq", 2, cohort_name="a")], [cohort("a", parent="b"), cohort("b", parent="a")])
     assert list(snapshot.tree.path_to_root(cq_key("cq")))[:2] == [cq_key("cq"), "cohort:a"]
     assert len(list(snapshot.tree.path_to_root(cq_key("cq")))) <= 3
+
+
+def test_the_conditions_are_kueue_s() -> None:
+    """workload.go SetQuotaReservation, admissionchecks.go: the conditions a Workload carries."""
+    snapshot = _snapshot([gpu_queue(gpus=4)])
+    result = scheduling_cycle(snapshot, [_entry(gpu_workload("a", 4)), _entry(gpu_workload("b", 8, namespace="o"))])
+    [admitted], [pending] = result.admitted, result.pending
+    now = "2026-01-01T00:00:00Z"
+    assert [(c["type"], c["status"], c["message"]) for c in admitted.conditions(now)] == [
+        ("QuotaReserved", "True", "Quota reserved in ClusterQueue cq"),
+        ("Admitted", "True", "The workload is admitted")]
+    [condition] = pending.conditions(now)
+    assert (condition["status"], condition["reason"]) == ("False", "ExceedsMaxQuota")
+    assert condition["message"].startswith("couldn't assign flavors to pod set main: insufficient quota")

@@ -78,6 +78,13 @@ class Admitted:
              "resourceUsage": {r: _quantity(r, a) for r, a in sorted(p.usage.items())}}
             for p in self.assignment.pod_sets]}
 
+    def conditions(self, now: str) -> list[dict[str, str]]:
+        """``QuotaReserved`` and, with no admission checks, ``Admitted`` (workload.go SetQuotaReservation,
+        admissionchecks.go SyncAdmittedCondition); ``now`` is the RFC 3339 time to stamp them with."""
+        cq = self.entry.cluster_queue
+        return [_condition("QuotaReserved", "True", "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", now),
+                _condition("Admitted", "True", "Admitted", "The workload is admitted", now)]
+
 
 @dataclass(frozen=True)
 class Pending:
@@ -87,6 +94,10 @@ class Pending:
     reason: str
     message: str
     retry_now: bool = False  # failed after nomination: back to the queue at once, never set aside
+
+    def conditions(self, now: str) -> list[dict[str, str]]:
+        """``QuotaReserved=False`` with Kueue's reason and message (its 32,768-character cap applied)."""
+        return [_condition("QuotaReserved", "False", self.reason, self.message, now)]
 
 
 @dataclass(frozen=True)
@@ -235,6 +246,14 @@ def resolve_local_queue(workload: Workload, local_queues: Mapping[tuple[str, str
         entry = Entry(workload, "", WorkloadUsage(), 0.0)
         return Pending(entry, INADMISSIBLE, f"LocalQueue {workload.spec.queue_name} doesn't exist")
     return queue.spec.cluster_queue
+
+
+MAX_CONDITION_MESSAGE = 32 * 1024  # metav1.Condition's maxLength; Kueue truncates to it
+
+
+def _condition(kind: str, status: str, reason: str, message: str, now: str) -> dict[str, str]:
+    return {"type": kind, "status": status, "reason": reason, "message": message[:MAX_CONDITION_MESSAGE],
+            "lastTransitionTime": now}
 
 
 def _quantity(resource: str, amount: int) -> str:
