@@ -101,6 +101,10 @@ CASES = [
     Case("borrowing-limit-caps-the-loan", "cluster_queue.md borrowingLimit; potentialAvailable", [
         gpu_queue("cq", 4, cohort_name="research", borrowing=2), gpu_queue("idle", 8, cohort_name="research")],
          gpu_workload("w", 8), reason="ExceedsMaxQuota", message="maximum capacity (6)"),
+    Case("borrowing-limit-counts-what-is-borrowed-already", "resource_node.go available: the borrowingLimit cap", [
+        gpu_queue("cq", 4, cohort_name="research", borrowing=4), gpu_queue("idle", 8, cohort_name="research")],
+         gpu_workload("w", 4), used={"cq": {("h100", GPU): 6}}, reason="WaitingForQuota",
+         message="insufficient unused quota for example.com/gpu in flavor h100, 2 more needed"),
     Case("lending-limit-caps-what-is-lent", "cluster_queue.md lendingLimit; localQuota", [
         gpu_queue("cq", 4, cohort_name="research"), gpu_queue("idle", 8, cohort_name="research", lending=2)],
          gpu_workload("w", 8), reason="ExceedsMaxQuota", message="maximum capacity (6)"),
