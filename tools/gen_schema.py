@@ -7,10 +7,13 @@ Run from the repository root with Go on the PATH (development only; the output i
 - Built-in kinds (core, apps, batch, resource.k8s.io v1/v1beta2/v1beta1) come from the Go types of the
   k8s.io/api module pinned in tools/schemagen/go.mod, walked by reflection (tools/schemagen/main.go): the
   exact fields and value types the API server's JSON decoder accepts.
+- Kueue's Configuration (config.kueue.x-k8s.io v1beta2 and v1beta1) comes from its Go types in the
+  sigs.k8s.io/kueue module (also pinned in tools/schemagen/go.mod), walked the same way.
 - Karpenter's NodePool, NodeClaim (karpenter.sh/v1) and EC2NodeClass (karpenter.k8s.aws/v1) come from the
   CRDs shipped in the github.com/aws/karpenter-provider-aws module (pkg/apis/crds), and NVIDIA's
   ComputeDomain (resource.nvidia.com/v1beta1) from the CRD of the NVIDIA DRA driver's chart in the
-  sigs.k8s.io/dra-driver-nvidia-gpu module (the version the EKS guide installs), both fetched from the Go
+  sigs.k8s.io/dra-driver-nvidia-gpu module (the version the EKS guide installs), and Kueue's kinds
+  (kueue.x-k8s.io v1beta2 and v1beta1) from the CRDs of the sigs.k8s.io/kueue module, all fetched from the Go
   module proxy by `go mod download`; their openAPIV3Schema is reduced to the same form, with the
   `required` lists the API server enforces for custom resources.
 
@@ -41,11 +44,30 @@ NVIDIA_MODULE = "sigs.k8s.io/dra-driver-nvidia-gpu"
 NVIDIA_VERSION = "v0.4.1"
 NVIDIA_CRD_DIR = "deployments/helm/dra-driver-nvidia-gpu/crds"
 NVIDIA_CRDS = ("resource.nvidia.com_computedomains.yaml",)
+KUEUE_MODULE = "sigs.k8s.io/kueue"
+KUEUE_VERSION = "v0.17.0"  # the one tools/schemagen/go.mod requires
+KUEUE_CRD_DIR = "config/components/crd/bases"
+KUEUE_CRDS = tuple(f"kueue.x-k8s.io_{plural}.yaml" for plural in (
+    "resourceflavors", "clusterqueues", "localqueues", "cohorts", "workloadpriorityclasses", "admissionchecks",
+    "topologies", "workloads"))
 # (module, version, directory of the CRDs in the module, CRD files)
 CRD_SOURCES = (
     (KARPENTER_MODULE, KARPENTER_VERSION, "pkg/apis/crds", CRDS),
     (NVIDIA_MODULE, NVIDIA_VERSION, NVIDIA_CRD_DIR, NVIDIA_CRDS),
+    (KUEUE_MODULE, KUEUE_VERSION, KUEUE_CRD_DIR, KUEUE_CRDS),
 )
+# Fields of Kueue's Configuration newer than the module above (Kueue 0.19's counter- and capacity-based
+# device class mappings, as the Configuration reference documents them), added to its v1beta2 types.
+_CONFIG = "kueue-config/v1beta2."
+KUEUE_CONFIG_ADDITIONS = {
+    _CONFIG + "DeviceClassMapping": {"sources": f"[]{_CONFIG}DeviceClassMappingSource"},
+    _CONFIG + "DeviceClassMappingSource": {"counter": f"{_CONFIG}DeviceSource", "capacity": f"{_CONFIG}DeviceSource"},
+    _CONFIG + "DeviceSource": {"name": "string", "driver": "string", "deviceSelector": f"{_CONFIG}DeviceSourceSelector"},
+    _CONFIG + "DeviceSourceSelector": {"cel": f"{_CONFIG}CELDeviceSelector"},
+    _CONFIG + "CELDeviceSelector": {"expression": "string"},
+}
+# CRD fields whose schema is a built-in type inlined (type name suffix → the built-in type).
+EMBEDDED = {".Workload.spec.podSets[].template": "core/v1.PodTemplateSpec"}
 
 
 def builtin_schema() -> dict[str, Any]:
@@ -96,6 +118,9 @@ class CrdReducer:
         return name
 
     def value_type(self, name: str, schema: dict[str, Any]) -> str:
+        for suffix, builtin in EMBEDDED.items():
+            if name.endswith(suffix):
+                return builtin
         if schema.get("x-kubernetes-int-or-string"):
             return "intOrString"
         if schema.get("x-kubernetes-preserve-unknown-fields"):
@@ -144,12 +169,15 @@ def main() -> int:
     schema = builtin_schema()
     types: dict[str, dict[str, str]] = schema["types"]
     kinds: dict[str, str] = schema["kinds"]
+    for name, fields in KUEUE_CONFIG_ADDITIONS.items():
+        types.setdefault(name, {}).update(fields)
     required = crd_schema(types, kinds)
     document = {
         "source": {
             "builtin": f"k8s.io/api {k8s_api_version()} (Go types, by tools/schemagen)",
             "karpenter": f"{KARPENTER_MODULE} {KARPENTER_VERSION} pkg/apis/crds ({', '.join(CRDS)})",
             "nvidia": f"{NVIDIA_MODULE} {NVIDIA_VERSION} {NVIDIA_CRD_DIR} ({', '.join(NVIDIA_CRDS)})",
+            "kueue": f"{KUEUE_MODULE} {KUEUE_VERSION} {KUEUE_CRD_DIR} (8 CRDs) and apis/config (Go types)",
             "generator": "tools/gen_schema.py",
         },
         "kinds": dict(sorted(kinds.items())),

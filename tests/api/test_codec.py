@@ -153,7 +153,8 @@ def test_classify() -> None:
     assert kind_of("apps/v1", "Deployment") is Support.POD_TEMPLATE
     assert kind_of("v1", "ConfigMap") is Support.NOT_CHECKED
     assert kind_of("karpenter.sh/v1", "NodePool") is Support.MODELLED
-    assert kind_of("kueue.x-k8s.io/v1beta1", "ClusterQueue") is Support.NOT_CHECKED
+    assert kind_of("kueue.x-k8s.io/v1beta1", "ClusterQueue") is Support.MODELLED  # converted to v1beta2
+    assert kind_of("kueue.x-k8s.io/v1beta2", "MultiKueueConfig") is Support.NOT_CHECKED
     assert kind_of("resource.k8s.io/v1beta2", "DeviceTaintRule") is Support.NOT_CHECKED
     with pytest.raises(InputError, match="did you mean DeviceClass"):
         kind_of("resource.k8s.io/v1", "Deviceclass")

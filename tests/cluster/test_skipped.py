@@ -47,10 +47,12 @@ CASES = [
                 ["skipped, not modelled by dratwin: ComputeDomainClique ml/u.c (resource.nvidia.com/v1beta1)"]),
     SkippedCase("kueue-any-kind", [obj("kueue.x-k8s.io/v1beta1", "ClusterQueue", "cq", namespace=None),
                                    obj("kueue.x-k8s.io/v1beta1", "LocalQueue", "lq")],
-                ["ClusterQueue cq (kueue.x-k8s.io/v1beta1) is not modelled: quotas and admission are not applied: "
+                ["ClusterQueue cq (kueue.x-k8s.io/v1beta1) is validated, not applied: quotas and admission are not "
+                 "applied: "
                  "workloads that name a queue run as if admitted (a Job written with spec.suspend: true stays "
                  "suspended)",
-                 "LocalQueue ml/lq (kueue.x-k8s.io/v1beta1) is not modelled: quotas and admission are not applied: "
+                 "LocalQueue ml/lq (kueue.x-k8s.io/v1beta1) is validated, not applied: quotas and admission are not "
+                 "applied: "
                  "workloads that name a queue run as if admitted (a Job written with spec.suspend: true stays "
                  "suspended)"]),
     SkippedCase("other-kinds-share-one-line",

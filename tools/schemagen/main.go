@@ -19,6 +19,8 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	resourcev1beta1 "k8s.io/api/resource/v1beta1"
 	resourcev1beta2 "k8s.io/api/resource/v1beta2"
+	kueueconfigv1beta1 "sigs.k8s.io/kueue/apis/config/v1beta1"
+	kueueconfigv1beta2 "sigs.k8s.io/kueue/apis/config/v1beta2"
 )
 
 type kind struct {
@@ -50,6 +52,8 @@ var kinds = []kind{
 	{"resource.k8s.io/v1beta1", resourcev1beta1.ResourceClaim{}},
 	{"resource.k8s.io/v1beta1", resourcev1beta1.ResourceClaimTemplate{}},
 	{"resource.k8s.io/v1beta1", resourcev1beta1.ResourceSlice{}},
+	{"config.kueue.x-k8s.io/v1beta2", kueueconfigv1beta2.Configuration{}},
+	{"config.kueue.x-k8s.io/v1beta1", kueueconfigv1beta1.Configuration{}},
 }
 
 // Types with their own JSON decoding: what each accepts.
@@ -88,6 +92,7 @@ func typeName(t reflect.Type) string {
 	path := t.PkgPath()
 	path = strings.TrimPrefix(path, "k8s.io/api/")
 	path = strings.TrimPrefix(path, "k8s.io/apimachinery/pkg/apis/")
+	path = strings.Replace(path, "sigs.k8s.io/kueue/apis/config/", "kueue-config/", 1)
 	return path + "." + t.Name()
 }
 
@@ -110,7 +115,7 @@ func ref(t reflect.Type, types map[string]map[string]string) string {
 		return "int32"
 	case reflect.Int64, reflect.Int:
 		return "int64"
-	case reflect.Float64:
+	case reflect.Float64, reflect.Float32: // float32: Kueue's clientConnection.qps; any JSON number decodes
 		return "float64"
 	case reflect.Interface:
 		return "any"

@@ -9,9 +9,10 @@ Kinds fall in three groups (:func:`classify`):
 - *modelled*: decoded and validated (core/v1 Node, Pod, Namespace; resource.k8s.io/v1 DeviceClass,
   ResourceSlice, ResourceClaim, ResourceClaimTemplate, and the same kinds in v1beta2 and v1beta1, which
   :mod:`dratwin.api.intake` converts to v1 as the API server does; Karpenter's karpenter.sh/v1 NodePool
-  and NodeClaim and karpenter.k8s.aws/v1 EC2NodeClass; NVIDIA's resource.nvidia.com/v1beta1 ComputeDomain);
+  and NodeClaim and karpenter.k8s.aws/v1 EC2NodeClass; NVIDIA's resource.nvidia.com/v1beta1 ComputeDomain;
+  Kueue's kueue.x-k8s.io/v1beta2 kinds and config.kueue.x-k8s.io/v1beta2 Configuration, v1beta1 converted);
 - *pod templates*: workloads (Deployment, Job, ...) whose pod template is checked for DRA references;
-- *not checked*: any other API group (CRDs such as MPIJob, Kueue, EKS Auto Mode's NodeClass) and real
+- *not checked*: any other API group (CRDs such as MPIJob, EKS Auto Mode's NodeClass) and real
   kinds of the groups above that dratwin does not model, in the versions 1.36 serves them (ConfigMap,
   Service, resource.k8s.io/v1beta2 DeviceTaintRule, karpenter.sh/v1alpha1 NodeOverlay, ...) — skipped with a
   warning.
@@ -47,6 +48,17 @@ from dratwin.api.karpenter import (
     NodeClaim,
     NodePool,
 )
+from dratwin.api.kueue import API_VERSION as KUEUE_API_VERSION
+from dratwin.api.kueue import (
+    CONFIG_API_VERSION,
+    CONFIG_GROUP,
+    CONFIGURATION,
+    KUEUE_KINDS,
+    UNMODELLED_KINDS,
+    Configuration,
+)
+from dratwin.api.kueue import GROUP as KUEUE_GROUP
+from dratwin.api.kueue import OLDER_VERSIONS as OLDER_KUEUE_VERSIONS
 from dratwin.api.loader import FieldPath, LoadedObject
 from dratwin.api.resource import (
     DeviceClass,
@@ -117,6 +129,8 @@ _MODELLED = [
     KindInfo("karpenter.sh/v1", "NodeClaim", NodeClaim, False),
     KindInfo("karpenter.k8s.aws/v1", "EC2NodeClass", EC2NodeClass, False),
     KindInfo(compute_domain.API_VERSION, compute_domain.KIND, ComputeDomain, True),
+    *(KindInfo(KUEUE_API_VERSION, kind, type_, namespaced) for kind, (type_, namespaced) in KUEUE_KINDS.items()),
+    KindInfo(CONFIG_API_VERSION, CONFIGURATION, Configuration, False),
 ]
 KINDS: dict[tuple[str, str], KindInfo] = {(k.api_version, k.kind): k for k in _MODELLED}
 # resource.k8s.io v1beta2 (the fields of v1) and v1beta1 (flat requests, `basic` devices) are read as v1:
@@ -125,6 +139,12 @@ OLDER_RESOURCE_VERSIONS = ("v1beta2", "v1beta1")
 KINDS.update(
     {(f"{RESOURCE_GROUP}/{version}", k.kind): k
      for version in OLDER_RESOURCE_VERSIONS for k in _MODELLED if k.api_version.startswith(RESOURCE_GROUP)}
+)
+# Kueue's v1beta1 (objects and Configuration) is read as v1beta2: dratwin.api.conversion_kueue converts it.
+KINDS.update(
+    {(f"{k.api_version.rpartition('/')[0]}/{version}", k.kind): k
+     for version in OLDER_KUEUE_VERSIONS for k in _MODELLED
+     if k.api_version.rpartition("/")[0] in (KUEUE_GROUP, CONFIG_GROUP)}
 )
 
 _TEMPLATE = ("spec", "template", "spec")
@@ -153,9 +173,12 @@ _UNMODELLED: dict[str, frozenset[str]] = {
     KARPENTER_GROUP: frozenset({"NodeOverlay"}),  # karpenter.sh/v1alpha1
     AWS_GROUP: frozenset(),
     compute_domain.GROUP: frozenset({"ComputeDomainClique"}),  # the IMEX daemons' own bookkeeping
+    KUEUE_GROUP: UNMODELLED_KINDS,
+    CONFIG_GROUP: frozenset(),
 }
 _VERSIONS = {"": {"v1"}, RESOURCE_GROUP: {"v1", *OLDER_RESOURCE_VERSIONS}, "apps": {"v1"}, "batch": {"v1"},
-             KARPENTER_GROUP: {"v1"}, AWS_GROUP: {"v1"}, compute_domain.GROUP: {compute_domain.VERSION}}
+             KARPENTER_GROUP: {"v1"}, AWS_GROUP: {"v1"}, compute_domain.GROUP: {compute_domain.VERSION},
+             KUEUE_GROUP: {"v1beta2", *OLDER_KUEUE_VERSIONS}, CONFIG_GROUP: {"v1beta2", *OLDER_KUEUE_VERSIONS}}
 # The versions of the kinds above that dratwin does not model, where 1.36 serves them (others are errors).
 _UNMODELLED_VERSIONS = {
     (RESOURCE_GROUP, "DeviceTaintRule"): ("v1beta2", "v1alpha3"),
@@ -233,6 +256,8 @@ def _version_hint(group: str, kind: str) -> str:
     if group == compute_domain.GROUP:
         return (f"the NVIDIA DRA driver's CRDs serve it as {compute_domain.API_VERSION} only (an old ComputeDomain "
                 "of v1alpha1/v25.3 and earlier moves to it unchanged: numNodes and channel)")
+    if group in (KUEUE_GROUP, CONFIG_GROUP):
+        return f"Kueue serves it as {group}/v1beta2 (and v1beta1, deprecated, which dratwin converts)"
     return f"use {'/'.join(p for p in (group, 'v1') if p)}"
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from dratwin.api.codec import RESOURCE_GROUP, Support, classify, object_ref, split_api_version, strip_nulls
 from dratwin.api.conversion import FLAT_REQUEST_FIELDS, V1, Conversion, convert_to_v1, needs_conversion
+from dratwin.api.conversion_kueue import convert_to_v1beta2, needs_kueue_conversion
 from dratwin.api.karpenter import KARPENTER_GROUP
 from dratwin.api.loader import FieldPath, LoadedObject
 from dratwin.api.quantity import Quantity
@@ -93,6 +94,10 @@ def read_object(obj: LoadedObject) -> ReadObject:
         _warn_alpha_fields(rep, obj.raw)
     if needs_conversion(obj.raw):
         conversion = convert_to_v1(obj.raw)
+        read.obj = ConvertedObject(obj, conversion)
+        read.note = f"{obj.api_version} {rep.ref} {conversion_note(obj.api_version)}"
+    elif needs_kueue_conversion(obj.raw):
+        conversion = convert_to_v1beta2(obj.raw)
         read.obj = ConvertedObject(obj, conversion)
         read.note = f"{obj.api_version} {rep.ref} {conversion_note(obj.api_version)}"
     if read.typed:
@@ -268,6 +273,10 @@ def structural_problems(objects: Sequence[LoadedObject]) -> list[Problem]:
 
 
 def conversion_note(api_version: str) -> str:
+    group, _ = split_api_version(api_version)
+    if group not in (RESOURCE_GROUP, ""):
+        return (f"read as {group}/v1beta2, converted as Kueue's conversion webhook does (printed as v1beta2); "
+                f"{api_version} is deprecated: write v1beta2 (e.g. spec.cohortName, spec.admissionChecksStrategy)")
     return (f"read as {V1} (the API server converts it; printed as v1); a 1.36 API server serves {api_version} "
             "only where --runtime-config enables it")
 

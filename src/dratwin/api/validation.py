@@ -15,6 +15,9 @@ What is checked:
   (``validation_claims``, ``validation_slices``), CEL selectors compiled with ``compiler``, fields of
   disabled feature gates (``validation_gates``);
 - Pods and the pod templates of workloads: their resource claims (``validation_core``);
+- Kueue's objects (kueue.x-k8s.io v1beta2, v1beta1 converted with a note) and its Configuration: the
+  CRDs' and webhooks' rules (``validation_kueue``), and the flavors, admission checks and ClusterQueues
+  they name;
 - Karpenter's NodePool, NodeClaim and EC2NodeClass: the CRDs' rules and the NodePool runtime validation
   (``validation_karpenter``); NVIDIA's ComputeDomain: its CRD's rules and the name of the template its
   controller creates (``validation_compute_domain``);
@@ -46,6 +49,8 @@ from dratwin.api.core import Namespace, Node, Pod
 from dratwin.api.duplicates import merge_duplicates
 from dratwin.api.intake import note_problem, read_object
 from dratwin.api.karpenter import EC2NodeClass, NodeClaim, NodePool
+from dratwin.api.kueue import KUEUE_KINDS
+from dratwin.api.kueue import Configuration as KueueConfiguration
 from dratwin.api.loader import LoadedObject
 from dratwin.api.meta import ObjectMeta
 from dratwin.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
@@ -67,6 +72,7 @@ from dratwin.api.validation_core import validate_labels_and_annotations, validat
 from dratwin.api.validation_formats import dns_label, dns_subdomain
 from dratwin.api.validation_gates import check_claim_gates, check_class_gates, check_slice_gates
 from dratwin.api.validation_karpenter import check_karpenter_references, validate_karpenter_object
+from dratwin.api.validation_kueue import check_kueue_references, validate_kueue_object
 from dratwin.api.validation_pools import check_pools
 from dratwin.api.validation_refs import Checked, check_references, created_templates, extended_resource_classes
 from dratwin.api.validation_selectors import check_selector_advice
@@ -125,6 +131,7 @@ def validate_objects(
     check_shared_efa_claims(checked)
     check_pools(checked)
     check_karpenter_references(checked)
+    check_kueue_references(checked)
     check_selector_advice(ctx, [item.value for item in checked if isinstance(item.value, ResourceSlice)])
     order = {path: i for i, path in reversed(list(enumerate(o.source.path for o in objects)))}
     return sorted(_without_duplicates(problems), key=lambda p: (order.get(p.file, len(order)), p.line))
@@ -195,9 +202,17 @@ def _check_typed(item: Checked, ctx: Context) -> None:
     elif isinstance(value, NodePool | NodeClaim | EC2NodeClass):
         validate_metadata(rep, value.metadata, namespaced=False)
         validate_karpenter_object(rep, value)
+    elif isinstance(value, _KUEUE_TYPES):
+        validate_metadata(rep, value.metadata, namespaced=KUEUE_KINDS[value.kind][1])  # type: ignore[attr-defined]
+        validate_kueue_object(rep, value)
+    elif isinstance(value, KueueConfiguration):
+        validate_kueue_object(rep, value)
     elif isinstance(value, ComputeDomain):
         validate_metadata(rep, value.metadata, namespaced=True)
         validate_compute_domain(rep, value)
+
+
+_KUEUE_TYPES = tuple(type_ for type_, _ in KUEUE_KINDS.values())
 
 
 def _value_at(obj: LoadedObject, path: tuple[str | int, ...]) -> object:

@@ -53,9 +53,14 @@ what is checked:
   - fields of feature gates that are off (--feature-gates, 1.36 defaults otherwise)
   - NVIDIA ComputeDomains (resource.nvidia.com/v1beta1): the CRD's structure and rules (numNodes >= 0,
     allocationMode All|Single), and a channel template name the controller can create
+  - Kueue (kueue.x-k8s.io/v1beta2; v1beta1 converted with a warning) and its Configuration
+    (config.kueue.x-k8s.io): the CRDs' structure, and the rules of Kueue's webhooks in its words (<= 16
+    resource groups, every flavor lists exactly the covered resources in order, a resource and a flavor
+    in one group, borrowingLimit/lendingLimit only in a cohort, lendingLimit <= nominalQuota, ...), and
+    ClusterQueues whose flavors are not in the input (Kueue keeps them inactive)
   - scenario files of `dratwin simulate` (dratwin.io/v1alpha1 Scenario): their fields (unknown ones with a
     did-you-mean), durations, rates, choices, the files they name, and their embedded manifests as above
-  Objects of other API groups (CRDs such as MPIJob, Kueue) are skipped with a warning.
+  Objects of other API groups (CRDs such as MPIJob) are skipped with a warning.
   Reference checks only see the input: pass the DeviceClasses along with the claims that use them.
 
 the input, as kubectl apply -f reads it:

@@ -3,7 +3,8 @@
 Which objects are skipped is :func:`dratwin.api.codec.classify`'s answer (``Support.NOT_CHECKED``, the
 same that makes ``validate`` say "not checked"). Kinds known to change what a real cluster runs get a line
 of their own saying what is missing from the twin's result (an MPIJob's pods, Kueue's admission); every
-other skipped kind is listed in one line.
+other skipped kind is listed in one line. Kueue's objects are read and validated (``dratwin validate``) but
+their admission does not run in ``schedule``/``simulate`` yet: they are listed here too, as not applied.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ CONSEQUENCES: dict[tuple[str, str], str] = {
     ("argoproj.io", "Workflow"): _CREATE_PODS,
 }
 KUEUE_GROUP = "kueue.x-k8s.io"
+KUEUE_GROUPS = (KUEUE_GROUP, "config.kueue.x-k8s.io")
 KUEUE = (
     "quotas and admission are not applied: workloads that name a queue run as if admitted (a Job written with "
     "spec.suspend: true stays suspended)"
@@ -56,16 +58,19 @@ def skipped_objects(objects: Sequence[LoadedObject], handled: Collection[tuple[s
     by_kind: dict[_Kind, list[str]] = {}
     for obj in objects:
         kind = _Kind(obj.api_version, obj.kind)
-        if (kind.group, kind.kind) in handled or classify(obj).support is not Support.NOT_CHECKED:
+        if (kind.group, kind.kind) in handled:
+            continue
+        if kind.group not in KUEUE_GROUPS and classify(obj).support is not Support.NOT_CHECKED:
             continue
         by_kind.setdefault(kind, []).append(_key(obj))
     lines, others = [], []
     for kind, names in by_kind.items():
-        consequence = CONSEQUENCES.get((kind.group, kind.kind)) or (KUEUE if kind.group == KUEUE_GROUP else "")
+        consequence = CONSEQUENCES.get((kind.group, kind.kind)) or (KUEUE if kind.group in KUEUE_GROUPS else "")
         if consequence:
             verb, their = ("is", "its") if len(names) == 1 else ("are", "their")
             what = consequence.format(their=their)
-            lines.append(f"{kind.kind} {_names(names)} ({kind.api_version}) {verb} not modelled: {what}")
+            state = "validated, not applied" if kind.group in KUEUE_GROUPS else "not modelled"
+            lines.append(f"{kind.kind} {_names(names)} ({kind.api_version}) {verb} {state}: {what}")
         else:
             others.append(f"{kind.kind} {_names(names)} ({kind.api_version})")
     if others:

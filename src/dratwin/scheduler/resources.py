@@ -91,6 +91,12 @@ def pod_requests(pod: Pod) -> Resources:
     return _to_resources(_aggregate(pod, non_missing=False), pods=1)
 
 
+def exact_pod_requests(pod: Pod) -> dict[str, Fraction]:
+    """The effective requests of :func:`pod_requests` as exact quantities, every resource name kept (no
+    ``pods`` entry): for callers that count what the scheduler does not (Kueue's quota)."""
+    return _aggregate(pod, non_missing=False)
+
+
 def pod_requests_for_scoring(pod: Pod) -> Resources:
     """Like :func:`pod_requests`, but each container that does not set a cpu (memory) request counts
     100m (200Mi). Only the resource scores use this; an explicit ``0`` stays 0."""

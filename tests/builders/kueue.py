@@ -1,0 +1,139 @@
+"""Builders for Kueue's objects and the jobs it queues (plain wire dicts, kueue.x-k8s.io/v1beta2)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
+from dratwin.kueue.dra import DraInputs
+
+Wire = dict[str, Any]
+API = "kueue.x-k8s.io/v1beta2"
+
+
+def quota(name: str, nominal: Any, borrowing: Any = None, lending: Any = None) -> Wire:
+    out: Wire = {"name": name, "nominalQuota": nominal}
+    if borrowing is not None:
+        out["borrowingLimit"] = borrowing
+    if lending is not None:
+        out["lendingLimit"] = lending
+    return out
+
+
+def flavor_quotas(name: str, *quotas: Wire) -> Wire:
+    return {"name": name, "resources": list(quotas)}
+
+
+def group(covered: list[str], *flavors: Wire) -> Wire:
+    return {"coveredResources": covered, "flavors": list(flavors)}
+
+
+def cluster_queue(name: str = "cq", *groups: Wire, cohort: str = "", **spec: Any) -> Wire:
+    body: Wire = {"namespaceSelector": {}, "resourceGroups": list(groups), **spec}
+    if cohort:
+        body["cohortName"] = cohort
+    return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": body}
+
+
+def cohort(name: str, *groups: Wire, parent: str = "") -> Wire:
+    body: Wire = {"resourceGroups": list(groups)}
+    if parent:
+        body["parentName"] = parent
+    return {"apiVersion": API, "kind": "Cohort", "metadata": {"name": name}, "spec": body}
+
+
+def resource_flavor(name: str, labels: dict[str, str] | None = None, taints: list[Wire] | None = None,
+                    tolerations: list[Wire] | None = None) -> Wire:
+    spec: Wire = {}
+    if labels:
+        spec["nodeLabels"] = labels
+    if taints:
+        spec["nodeTaints"] = taints
+    if tolerations:
+        spec["tolerations"] = tolerations
+    return {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec}
+
+
+def local_queue(name: str = "lq", cluster_queue_name: str = "cq", namespace: str = "team") -> Wire:
+    return {"apiVersion": API, "kind": "LocalQueue", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"clusterQueue": cluster_queue_name}}
+
+
+def container(requests: dict[str, Any] | None = None, limits: dict[str, Any] | None = None,
+              claims: list[str] | None = None, name: str = "c") -> Wire:
+    resources: Wire = {}
+    if requests:
+        resources["requests"] = requests
+    if limits:
+        resources["limits"] = limits
+    if claims:
+        resources["claims"] = [{"name": claim} for claim in claims]
+    return {"name": name, "image": "busybox", "resources": resources}
+
+
+def pod_spec(*containers: Wire, **spec: Any) -> Wire:
+    return {"containers": list(containers) or [container()], "restartPolicy": "Never", **spec}
+
+
+def job(name: str = "train", queue: str | None = "lq", namespace: str = "team", parallelism: int = 1,
+        completions: int | None = None, spec: Wire | None = None, uid: str = "uid-1", **job_spec: Any) -> Wire:
+    labels = {"kueue.x-k8s.io/queue-name": queue} if queue is not None else {}
+    body: Wire = {"parallelism": parallelism, "template": {"spec": spec or pod_spec()}, **job_spec}
+    if completions is not None:
+        body["completions"] = completions
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": namespace, "labels": labels, "uid": uid}, "spec": body}
+
+
+def workload(name: str = "job-train-1a2b3", *pod_sets: Wire, queue: str = "lq", namespace: str = "team",
+             **spec: Any) -> Wire:
+    return {"apiVersion": API, "kind": "Workload", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"queueName": queue, "podSets": list(pod_sets) or [pod_set()], **spec}}
+
+
+def pod_set(name: str = "main", count: int = 1, spec: Wire | None = None, **fields: Any) -> Wire:
+    return {"name": name, "count": count, "template": {"spec": spec or pod_spec()}, **fields}
+
+
+def configuration(**fields: Any) -> Wire:
+    return {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", **fields}
+
+
+def dra_inputs(templates: Sequence[Wire] = (), classes: Sequence[Wire] = (), slices: Sequence[Wire] = ()) -> DraInputs:
+    """The DRA objects Kueue reads, typed (templates keyed by namespace and name)."""
+    typed = [msgspec.convert(t, ResourceClaimTemplate) for t in templates]
+    return DraInputs({(t.metadata.namespace or "default", t.metadata.name): t for t in typed},
+                     {c["metadata"]["name"]: msgspec.convert(c, DeviceClass) for c in classes},
+                     [msgspec.convert(s, ResourceSlice) for s in slices])
+
+
+def claim_template(name: str, *requests: Wire, namespace: str = "team") -> Wire:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"spec": {"devices": {"requests": list(requests)}}}}
+
+
+def device_class(name: str, expression: str | None = None, extended_resource: str | None = None) -> Wire:
+    spec: Wire = {}
+    if expression:
+        spec["selectors"] = [{"cel": {"expression": expression}}]
+    if extended_resource:
+        spec["extendedResourceName"] = extended_resource
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name}, "spec": spec}
+
+
+def gpu_queue(name: str = "cq", gpus: Any = 8, cohort_name: str = "", flavor: str = "h100", borrowing: Any = None,
+              lending: Any = None, **spec: Any) -> Wire:
+    """A ClusterQueue with one flavor covering example.com/gpu."""
+    return cluster_queue(name, group(["example.com/gpu"], flavor_quotas(flavor, quota(
+        "example.com/gpu", gpus, borrowing, lending))), cohort=cohort_name, **spec)
+
+
+def gpu_workload(name: str, gpus: int, count: int = 1, namespace: str = "team", priority: int = 0,
+                 **pod: Any) -> Wire:
+    """A Workload of one PodSet whose pods each request ``gpus`` example.com/gpu (as limits)."""
+    spec = pod_spec(container(limits={"example.com/gpu": gpus}), **pod)
+    return workload(name, pod_set(count=count, spec=spec), namespace=namespace, priority=priority)
