@@ -5,6 +5,7 @@ from dratwin.serving.curve import RateCurve, RateCurveError, ServingSpecError
 from dratwin.serving.load import (
     DeviceLoad,
     GroupedLoad,
+    Groups,
     LoadSnapshot,
     Replica,
     ReplicaLoad,
@@ -18,6 +19,7 @@ from dratwin.serving.profile import ServingProfile, mig_compute_fraction
 __all__ = [
     "DeviceLoad",
     "GroupedLoad",
+    "Groups",
     "LoadSnapshot",
     "RateCurve",
     "RateCurveError",
