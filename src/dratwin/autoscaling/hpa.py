@@ -181,6 +181,7 @@ class HorizontalPodAutoscaler:
 
     def __init__(self, config: HpaConfig) -> None:
         self.config = config
+        self._tolerances = config.tolerances()  # the config is frozen: computed once, read at every sync
         self._history = _History()
 
     def reconcile(
@@ -222,7 +223,7 @@ class HorizontalPodAutoscaler:
     def _recommend(
         self, now: float, replicas: int, pods: Sequence[PodSample], external: float | None, status: int
     ) -> Recommendation:
-        cfg, tolerances = self.config, self.config.tolerances()
+        cfg, tolerances = self.config, self._tolerances
         metric = cfg.metric
         if metric.source == "Resource":
             return utilization_replicas(

@@ -64,8 +64,10 @@ def _offered(layout: Layout, rates: Mapping[str, float], service: str, weight: f
 def served_by_service(layout: Layout, rates: Mapping[str, float]) -> dict[str, float]:
     """Requests per second each service's ready replicas serve, at the given rates."""
     served: dict[str, float] = {}
+    totals = layout.weight_total
     for (service, weight, capacity), names in layout.isolated.items():
-        each = min(_offered(layout, rates, service, weight), capacity)
+        total = totals[service]  # _offered, inlined: this runs several times per accounted interval
+        each = min(rates[service] * weight / total if total else 0.0, capacity)
         served[service] = served.get(service, 0.0) + each * len(names)
     for (budget, members), devices in layout.shared.items():
         for (service, _, rps), grant in zip(members, _grants(layout, rates, budget, members), strict=True):

@@ -254,10 +254,12 @@ class ServingModel:
         edges = sorted({start, end, *(t for s in self.services.values() for t in s.rate.breakpoints(start, end))})
         layout = self._groups(replicas).layout
         served: dict[str, float] = dict.fromkeys(self.services, 0.0)
+        curves = [(name, service.rate.rate_at) for name, service in self.services.items()]
         for a, b in itertools.pairwise(edges):
             step = (b - a) / SUBSTEPS
             for k in range(SUBSTEPS):
-                for name, rps in served_by_service(layout, self._rates(a + (k + 0.5) * step)).items():
+                at = a + (k + 0.5) * step
+                for name, rps in served_by_service(layout, {name: rate_at(at) for name, rate_at in curves}).items():
                     served[name] += rps * step
         return tuple(
             ServiceTotals(name, service.rate.requests(start, end), served[name])

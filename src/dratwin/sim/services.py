@@ -312,14 +312,18 @@ class ServiceController:
                                               outcome.replicas_over_time[-1].ready) != (count.replicas, count.ready):
             outcome.replicas_over_time.append(count)
         group_of, per_group = loads.groups.group_of, loads.loads
+        # One addition per replica, in their order (the means are those of every replica's value at every
+        # sync, summed as they come): kept in locals, as this loop runs for every replica at every sync.
+        util_sum, util_count, cpu_sum = service.util_sum, service.util_count, service.cpu_sum
         for i in plan.ready:
             load = per_group[group_of[i]]
             util = load.dcgm_gpu_util
             if util is not None:
-                service.util_sum += util
-                service.util_count += 1
-            service.cpu_sum += load.cpu_percent
-            service.cpu_count += 1
+                util_sum += util
+                util_count += 1
+            cpu_sum += load.cpu_percent
+        service.util_sum, service.util_count, service.cpu_sum = util_sum, util_count, cpu_sum
+        service.cpu_count += len(plan.ready)
         if self.keep_utilization:
             self._keep_samples(now, outcome, [(loads.groups.ready[i].name, per_group[group_of[i]]) for i in plan.ready])
 
