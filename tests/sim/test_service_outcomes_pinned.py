@@ -29,3 +29,17 @@ def test_service_outcomes_are_the_recorded_ones(case: str) -> None:
         path.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
     expected = json.loads(path.read_text())
     assert got == expected
+
+
+def test_the_load_read_at_the_last_sync_is_what_that_sync_recorded() -> None:
+    sim = CASES["bench-shape"]()
+    assert sim.services is not None
+    until = sim.result.until_seconds
+    recorded = [s for s in sim.result.services[0].utilization if s.at_seconds == until]
+    snapshot = sim.services.load_at(until)
+    assert len(recorded) == len(snapshot.replicas) > 10
+    for sample in recorded:
+        load = snapshot.replica(sample.pod)
+        assert (load.dcgm_gpu_util, load.dcgm_sm_active, load.dcgm_fb_used_mib) == (
+            sample.gpu_util, sample.sm_active, sample.fb_used_mib)
+    assert {d.device for d in snapshot.devices} == {s.device for s in recorded}

@@ -244,9 +244,10 @@ class HorizontalPodAutoscaler:
 
     def _normalize_legacy(self, now: float, current: int, recommended: int) -> tuple[int, str | None]:
         cutoff = now - self.config.downscale_stabilization_seconds
-        kept = [(t, r) for t, r in self._history.recommendations if t >= cutoff]
-        stabilized = max([recommended, *(r for _, r in kept)])
-        self._history.recommendations = [*kept, (now, recommended)]
+        kept = [entry for entry in self._history.recommendations if entry[0] >= cutoff]
+        stabilized = max(recommended, max((r for _, r in kept), default=recommended))
+        kept.append((now, recommended))
+        self._history.recommendations = kept
         reason = "ScaleDownStabilized" if stabilized != recommended else None
         up_limit = int(max(LEGACY_SCALE_UP_FACTOR * current, LEGACY_SCALE_UP_MINIMUM))
         maximum, limit_reason = (up_limit, "ScaleUpLimit")
