@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from dratwin.autoscaling.calculator import PodPhase, PodSample
@@ -39,3 +40,8 @@ def autoscaler(
     **settings: Any,
 ) -> AutoscalerSpec:
     return AutoscalerSpec(kind, metric, target, min_replicas, max_replicas, dict(settings))  # type: ignore[arg-type]
+
+
+def one_by_one(samples: list[PodSample]) -> list[PodSample]:
+    """Each counted sample as that many pods of their own (named ``<name>-<i>``)."""
+    return [dataclasses.replace(s, name=f"{s.name}-{i}", count=1) for s in samples for i in range(s.count)]

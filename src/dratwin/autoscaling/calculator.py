@@ -58,7 +58,9 @@ class PodSample:
 
     ``value`` is the pod's metric sample (CPU usage in cores for a resource metric, the metric's value for a
     Pods metric); ``None`` when the metrics API has no sample for it. ``request`` is the pod's request of the
-    resource (the sum over its containers), needed for utilization. Times are simulation seconds.
+    resource (the sum over its containers), needed for utilization. Times are simulation seconds. ``count``
+    stands for that many pods alike in everything but their names (the calculator counts each; names are
+    distinct).
     """
 
     name: str
@@ -71,6 +73,7 @@ class PodSample:
     ready_changed_at: float | None = 0.0  # lastTransitionTime of the Ready condition; None: no condition
     sampled_at: float | None = None  # the sample's timestamp; None: the sync time
     window: float = DEFAULT_METRIC_WINDOW_SECONDS
+    count: int = 1
 
 
 @dataclass(frozen=True)
@@ -86,13 +89,15 @@ class Recommendation:
         return self.replicas is None
 
 
+Counted = tuple[float, int, float]  # a sample's value (or the value filled in), its pods, their request each
+
+
 @dataclass
 class _Groups:
     ready: int
-    unready: set[str]
-    missing: set[str]
-    values: dict[str, float]  # samples of the pods that count, by name
-    requests: dict[str, float]
+    unready: list[PodSample]
+    missing: list[PodSample]
+    values: list[Counted]  # the samples of the pods that count
 
 
 def _is_unready_cpu(pod: PodSample, now: float, init_period: float, readiness_delay: float) -> bool:
@@ -107,35 +112,38 @@ def _is_unready_cpu(pod: PodSample, now: float, init_period: float, readiness_de
 def _group(
     pods: Sequence[PodSample], now: float, cpu: bool, init_period: float, readiness_delay: float
 ) -> _Groups:
-    groups = _Groups(0, set(), set(), {}, {})
+    groups = _Groups(0, [], [], [])
     for pod in pods:
-        groups.requests[pod.name] = pod.request
         if pod.deleting or pod.phase == "Failed":
             continue
         if pod.phase == "Pending":
-            groups.unready.add(pod.name)
+            groups.unready.append(pod)
             continue
         if pod.value is None:
-            groups.missing.add(pod.name)
+            groups.missing.append(pod)
             continue
         if cpu and _is_unready_cpu(pod, now, init_period, readiness_delay):
-            groups.unready.add(pod.name)
+            groups.unready.append(pod)
             continue
-        groups.ready += 1
-        groups.values[pod.name] = pod.value
+        groups.ready += pod.count
+        groups.values.append((pod.value, pod.count, pod.request))
     return groups
 
 
-def _utilization(values: dict[str, float], requests: dict[str, float]) -> int | None:
+def _pods(values: list[Counted]) -> int:
+    return sum(count for _, count, _ in values)
+
+
+def _utilization(values: list[Counted]) -> int | None:
     """Integer percent of the summed requests, truncated as the controller's int64 arithmetic does."""
-    used = sum(_milli(v) for v in values.values())
-    requested = sum(_milli(requests[name]) for name in values)
+    used = sum(_milli(v) * count for v, count, _ in values)
+    requested = sum(_milli(request) * count for _, count, request in values)
     return None if requested == 0 else used * 100 // requested
 
 
-def _average(values: dict[str, float]) -> int:
+def _average(values: list[Counted]) -> int:
     """The per-pod average as a milli-value, divided as integers (GetMetricUsageRatio)."""
-    return sum(_milli(v) for v in values.values()) // len(values)
+    return sum(_milli(v) * count for v, count, _ in values) // _pods(values)
 
 
 def _milli(value: float) -> int:
@@ -180,7 +188,7 @@ def utilization_replicas(
     groups = _group(pods, now, cpu, cpu_initialization_period, initial_readiness_delay)
     if not groups.values:
         return Recommendation(None, "FailedGetResourceMetric: did not receive metrics for any ready pods")
-    utilization = _utilization(groups.values, groups.requests)
+    utilization = _utilization(groups.values)
     assert utilization is not None  # requests are positive
     ratio = utilization / target_utilization
     scale_up_with_unready = bool(groups.unready) and ratio > 1.0
@@ -188,16 +196,15 @@ def utilization_replicas(
         if tolerances.holds(ratio):
             return Recommendation(current, "WithinTolerance", utilization)
         return Recommendation(math.ceil(ratio * groups.ready), "MetricRatio", utilization)
-    filled = dict(groups.values)
+    filled = list(groups.values)
     fallback = max(100, target_utilization) / 100
     if ratio != 1.0:  # upstream fills missing pods in only on a definite direction
-        for name in groups.missing:
-            filled[name] = groups.requests[name] * fallback if ratio < 1.0 else 0.0
+        filled += [(p.request * fallback if ratio < 1.0 else 0.0, p.count, p.request) for p in groups.missing]
     if scale_up_with_unready:
-        filled.update((name, 0.0) for name in groups.unready)
-    new_utilization = _utilization(filled, groups.requests)
+        filled += [(0.0, p.count, p.request) for p in groups.unready]
+    new_utilization = _utilization(filled)
     assert new_utilization is not None
-    replicas, rule = _settle(current, ratio, new_utilization / target_utilization, len(filled), tolerances)
+    replicas, rule = _settle(current, ratio, new_utilization / target_utilization, _pods(filled), tolerances)
     return Recommendation(replicas, rule, utilization)
 
 
@@ -223,14 +230,13 @@ def average_value_replicas(
         if tolerances.holds(ratio):
             return Recommendation(current, "WithinTolerance", average / 1000)
         return Recommendation(math.ceil(ratio * groups.ready), "MetricRatio", average / 1000)
-    filled = dict(groups.values)
+    filled = list(groups.values)
     if ratio != 1.0:
-        for name in groups.missing:
-            filled[name] = target_average if ratio < 1.0 else 0.0
+        filled += [(target_average if ratio < 1.0 else 0.0, p.count, p.request) for p in groups.missing]
     if scale_up_with_unready:
-        filled.update((name, 0.0) for name in groups.unready)
+        filled += [(0.0, p.count, p.request) for p in groups.unready]
     new_ratio = _average(filled) / target
-    replicas, rule = _settle(current, ratio, new_ratio, len(filled), tolerances)
+    replicas, rule = _settle(current, ratio, new_ratio, _pods(filled), tolerances)
     return Recommendation(replicas, rule, average / 1000)
 
 

@@ -181,6 +181,7 @@ class HorizontalPodAutoscaler:
 
     def __init__(self, config: HpaConfig) -> None:
         self.config = config
+        self._tolerances = config.tolerances()  # the config is frozen: computed once, read at every sync
         self._history = _History()
 
     def reconcile(
@@ -222,7 +223,7 @@ class HorizontalPodAutoscaler:
     def _recommend(
         self, now: float, replicas: int, pods: Sequence[PodSample], external: float | None, status: int
     ) -> Recommendation:
-        cfg, tolerances = self.config, self.config.tolerances()
+        cfg, tolerances = self.config, self._tolerances
         metric = cfg.metric
         if metric.source == "Resource":
             return utilization_replicas(
@@ -243,9 +244,10 @@ class HorizontalPodAutoscaler:
 
     def _normalize_legacy(self, now: float, current: int, recommended: int) -> tuple[int, str | None]:
         cutoff = now - self.config.downscale_stabilization_seconds
-        kept = [(t, r) for t, r in self._history.recommendations if t >= cutoff]
-        stabilized = max([recommended, *(r for _, r in kept)])
-        self._history.recommendations = [*kept, (now, recommended)]
+        kept = [entry for entry in self._history.recommendations if entry[0] >= cutoff]
+        stabilized = max(recommended, max((r for _, r in kept), default=recommended))
+        kept.append((now, recommended))
+        self._history.recommendations = kept
         reason = "ScaleDownStabilized" if stabilized != recommended else None
         up_limit = int(max(LEGACY_SCALE_UP_FACTOR * current, LEGACY_SCALE_UP_MINIMUM))
         maximum, limit_reason = (up_limit, "ScaleUpLimit")

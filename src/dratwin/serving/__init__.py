@@ -4,6 +4,8 @@ misses, and the GPU (DCGM) and CPU metrics an autoscaler reads. Pure: time and p
 from dratwin.serving.curve import RateCurve, RateCurveError, ServingSpecError
 from dratwin.serving.load import (
     DeviceLoad,
+    GroupedLoad,
+    Groups,
     LoadSnapshot,
     Replica,
     ReplicaLoad,
@@ -16,6 +18,8 @@ from dratwin.serving.profile import ServingProfile, mig_compute_fraction
 
 __all__ = [
     "DeviceLoad",
+    "GroupedLoad",
+    "Groups",
     "LoadSnapshot",
     "RateCurve",
     "RateCurveError",

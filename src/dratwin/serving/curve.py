@@ -51,7 +51,8 @@ class RateCurve:
 
     def breakpoints(self, start: float, end: float) -> list[float]:
         """The curve's points strictly inside (start, end): where its slope changes."""
-        return [t for t in self.times if start < t < end]
+        times = self.times
+        return list(times[bisect.bisect_right(times, start) : bisect.bisect_left(times, end)])
 
     def requests(self, start: float, end: float) -> float:
         """The requests that arrive in [start, end] (exact: the curve is linear between breakpoints)."""

@@ -23,11 +23,14 @@ class Layout:
     service_of: dict[str, str] = field(default_factory=dict)
     weight_total: dict[str, float] = field(default_factory=dict)
     isolated: dict[IsolatedKey, list[str]] = field(default_factory=dict)
+    class_of: dict[str, IsolatedKey] = field(default_factory=dict)  # an isolated replica's class
     shared: dict[SharedKey, list[tuple[str, ...]]] = field(default_factory=dict)  # replica names in member order
 
     def add_isolated(self, name: str, service: str, weight: float, capacity: float) -> None:
         self._count(name, service, weight)
-        self.isolated.setdefault((service, weight, capacity), []).append(name)
+        key = (service, weight, capacity)
+        self.isolated.setdefault(key, []).append(name)
+        self.class_of[name] = key
 
     def add_shared(self, budget: float, members: Iterable[tuple[str, Member]]) -> None:
         """One time-sliced device and the replicas on it."""
@@ -43,11 +46,14 @@ class Layout:
 
 
 @dataclass(frozen=True)
-class PerReplica:
-    offered: dict[str, float]
-    served: dict[str, float]
-    busy: dict[str, float]  # the fraction of its device's (or slice's) time it keeps busy
-    capacity: dict[str, float]  # what it could serve, given the others' load
+class Values:
+    """One replica's load at one moment (requests per second; ``busy`` the fraction of its device's or slice's
+    time it keeps busy; ``capacity`` what it could serve, given the others' load)."""
+
+    offered: float
+    served: float
+    busy: float
+    capacity: float
 
 
 def _offered(layout: Layout, rates: Mapping[str, float], service: str, weight: float) -> float:
@@ -58,8 +64,10 @@ def _offered(layout: Layout, rates: Mapping[str, float], service: str, weight: f
 def served_by_service(layout: Layout, rates: Mapping[str, float]) -> dict[str, float]:
     """Requests per second each service's ready replicas serve, at the given rates."""
     served: dict[str, float] = {}
+    totals = layout.weight_total
     for (service, weight, capacity), names in layout.isolated.items():
-        each = min(_offered(layout, rates, service, weight), capacity)
+        total = totals[service]  # _offered, inlined: this runs several times per accounted interval
+        each = min(rates[service] * weight / total if total else 0.0, capacity)
         served[service] = served.get(service, 0.0) + each * len(names)
     for (budget, members), devices in layout.shared.items():
         for (service, _, rps), grant in zip(members, _grants(layout, rates, budget, members), strict=True):
@@ -67,22 +75,27 @@ def served_by_service(layout: Layout, rates: Mapping[str, float]) -> dict[str, f
     return served
 
 
-def per_replica(layout: Layout, rates: Mapping[str, float]) -> PerReplica:
-    result = PerReplica({}, {}, {}, {})
-    for (service, weight, capacity), names in layout.isolated.items():
+def isolated_values(layout: Layout, rates: Mapping[str, float]) -> dict[IsolatedKey, Values]:
+    """The values every isolated replica of a class has (they are offered, and serve, the same)."""
+    result = {}
+    for key in layout.isolated:
+        service, weight, capacity = key
         offered = _offered(layout, rates, service, weight)
         served = min(offered, capacity)
-        for name in names:
-            result.offered[name], result.served[name], result.capacity[name] = offered, served, capacity
-            result.busy[name] = served / capacity if capacity else 0.0
+        result[key] = Values(offered, served, served / capacity if capacity else 0.0, capacity)
+    return result
+
+
+def shared_values(layout: Layout, rates: Mapping[str, float]) -> dict[str, Values]:
+    """The values of each replica on a time-sliced device, by name."""
+    result = {}
     for (budget, members), devices in layout.shared.items():
         grants = _grants(layout, rates, budget, members)
         alone = _alone(layout, rates, budget, members)
         for on_device in devices:
             for i, (name, (service, weight, rps)) in enumerate(zip(on_device, members, strict=True)):
-                result.offered[name] = _offered(layout, rates, service, weight)
-                result.served[name], result.busy[name] = grants[i] * rps, grants[i]
-                result.capacity[name] = alone[i] * rps
+                result[name] = Values(_offered(layout, rates, service, weight), grants[i] * rps, grants[i],
+                                      alone[i] * rps)
     return result
 
 

@@ -22,15 +22,23 @@ Metrics (DCGM, CPU) follow :mod:`dratwin.serving.profile`.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from dratwin.scenario.model import ServiceSpec
 from dratwin.serving.curve import RateCurve, ServingSpecError
-from dratwin.serving.layout import Layout, Member, PerReplica, per_replica, served_by_service
+from dratwin.serving.layout import (
+    IsolatedKey,
+    Layout,
+    Member,
+    Values,
+    isolated_values,
+    served_by_service,
+    shared_values,
+)
 from dratwin.serving.profile import MIB, ServingProfile
 
 Sharing = Literal["exclusive", "mig", "time-sliced"]
@@ -142,6 +150,36 @@ class LoadSnapshot:
 
 
 @dataclass(frozen=True)
+class Groups:
+    """The ready replicas of one tuple of replicas, grouped by what decides their load: the isolated replicas of
+    one layout class with the same sharing and memory see the same values; a time-sliced replica is a group of
+    its own. Fixed while the replicas are (the model keeps it for the tuple it was asked about last)."""
+
+    layout: Layout
+    ready: tuple[Replica, ...]  # in the order of the replicas
+    group_of: tuple[int, ...]  # each ready replica's group
+    heads: tuple[Replica, ...]  # each group's first replica
+    classes: tuple[IsolatedKey | None, ...]  # each group's isolated class; None: time-sliced
+    on_device: dict[str, tuple[int, ...]]  # the ready replicas (indices into ready) on each device, in order
+
+
+@dataclass(frozen=True)
+class GroupedLoad:
+    """The load at one moment, one :class:`ReplicaLoad` per group of ready replicas that see the same values
+    (:class:`Groups`): what a sync reads without a value per replica. ``loads[g].replica`` names the group's
+    first replica; :meth:`ServingModel.expand` gives the :class:`LoadSnapshot` with every replica."""
+
+    at: float
+    groups: Groups
+    loads: tuple[ReplicaLoad, ...]
+    busy: tuple[float, ...]  # each group's share of its device's (or slice's) time
+
+    def load_of(self, index: int) -> ReplicaLoad:
+        """The values of the ``index``-th ready replica (its group's: the name is the group's first replica's)."""
+        return self.loads[self.groups.group_of[index]]
+
+
+@dataclass(frozen=True)
 class ServiceTotals:
     """Requests of one service over an interval: offered, served, and the SLO misses."""
 
@@ -161,8 +199,8 @@ class ServingModel:
     def __init__(self, services: Iterable[Service], balancing: Balancing = "equal") -> None:
         self.services = {s.name: s for s in services}
         self.balancing = balancing
-        # The layout of the last tuple of replicas asked about: the same placement is evaluated many times.
-        self._last: tuple[tuple[Replica, ...], Layout] | None = None
+        # The grouping of the last tuple of replicas asked about: the same placement is evaluated many times.
+        self._last: tuple[tuple[Replica, ...], Groups] | None = None
 
     @classmethod
     def from_specs(
@@ -179,21 +217,49 @@ class ServingModel:
 
     def snapshot(self, at: float, replicas: Sequence[Replica]) -> LoadSnapshot:
         """The load at ``at`` on the given replicas (those not ready get no traffic)."""
-        values = per_replica(self._layout(replicas), self._rates(at))
-        devices = self._devices(replicas, values.busy)
-        by_device = {d.device: d for d in devices}
-        loads = tuple(self._replica_load(r, values, by_device[r.device]) for r in replicas if r.ready)
-        return LoadSnapshot(at, loads, devices, self._services(at, loads))
+        return self.expand(self.grouped(at, replicas))
+
+    def grouped(self, at: float, replicas: Sequence[Replica]) -> GroupedLoad:
+        """The load at ``at``, evaluated once per group of replicas that see the same values."""
+        groups = self._groups(replicas)
+        rates = self._rates(at)
+        isolated = isolated_values(groups.layout, rates)
+        shared = shared_values(groups.layout, rates) if groups.layout.shared else {}
+        loads: list[ReplicaLoad] = []
+        busy: list[float] = []
+        devices: dict[str, DeviceLoad] = {}
+        for head, key in zip(groups.heads, groups.classes, strict=True):
+            values = isolated[key] if key is not None else shared[head.name]
+            device = None
+            if head.sharing == "time-sliced":
+                device = devices.get(head.device)
+                if device is None:
+                    device = devices[head.device] = self._device_load(head.device, groups, isolated, shared)
+            loads.append(self._replica_load(head, values, device))
+            busy.append(values.busy)
+        return GroupedLoad(at, groups, tuple(loads), tuple(busy))
+
+    def expand(self, grouped: GroupedLoad) -> LoadSnapshot:
+        """Every ready replica's load, every device's and every service's."""
+        groups = grouped.groups
+        loads = tuple(
+            load if load.replica == replica.name else dataclasses.replace(load, replica=replica.name)
+            for replica, load in zip(groups.ready, (grouped.loads[g] for g in groups.group_of), strict=True)
+        )
+        devices = tuple(self._device_total(d, groups, grouped.busy) for d in sorted(groups.on_device))
+        return LoadSnapshot(grouped.at, loads, devices, self._services(grouped.at, loads))
 
     def interval(self, start: float, end: float, replicas: Sequence[Replica]) -> tuple[ServiceTotals, ...]:
         """Requests offered, served and missed per service over [start, end], the replicas fixed meanwhile."""
         edges = sorted({start, end, *(t for s in self.services.values() for t in s.rate.breakpoints(start, end))})
-        layout = self._layout(replicas)
+        layout = self._groups(replicas).layout
         served: dict[str, float] = dict.fromkeys(self.services, 0.0)
+        curves = [(name, service.rate.rate_at) for name, service in self.services.items()]
         for a, b in itertools.pairwise(edges):
             step = (b - a) / SUBSTEPS
             for k in range(SUBSTEPS):
-                for name, rps in served_by_service(layout, self._rates(a + (k + 0.5) * step)).items():
+                at = a + (k + 0.5) * step
+                for name, rps in served_by_service(layout, {name: rate_at(at) for name, rate_at in curves}).items():
                     served[name] += rps * step
         return tuple(
             ServiceTotals(name, service.rate.requests(start, end), served[name])
@@ -211,21 +277,20 @@ class ServingModel:
             return rps * replica.gpus
         return rps * replica.compute_fraction
 
-    def _layout(self, replicas: Sequence[Replica]) -> Layout:
+    def _groups(self, replicas: Sequence[Replica]) -> Groups:
         if self._last is not None and self._last[0] is replicas:
             return self._last[1]
-        layout = self._build_layout(replicas)
+        groups = self._build_groups(replicas)
         if isinstance(replicas, tuple):  # immutable (and Replica is frozen): safe to reuse while it is passed
-            self._last = (replicas, layout)
-        return layout
+            self._last = (replicas, groups)
+        return groups
 
-    def _build_layout(self, replicas: Sequence[Replica]) -> Layout:
+    def _build_groups(self, replicas: Sequence[Replica]) -> Groups:
         layout = Layout()
         shared: dict[str, list[tuple[str, Member]]] = {}
         budgets: dict[str, float] = {}
-        for replica in replicas:
-            if not replica.ready:
-                continue
+        ready = tuple(r for r in replicas if r.ready)
+        for replica in ready:
             capacity = self._alone_capacity(replica)
             weight = capacity if self.balancing == "capacity" else 1.0
             if replica.sharing == "time-sliced":
@@ -236,42 +301,67 @@ class ServingModel:
                 layout.add_isolated(replica.name, replica.service, weight, capacity)
         for device, members in shared.items():
             layout.add_shared(budgets[device], members)
-        return layout
+        index: dict[tuple[IsolatedKey, Sharing, int], int] = {}
+        group_of: list[int] = []
+        heads: list[Replica] = []
+        classes: list[IsolatedKey | None] = []
+        on_device: dict[str, list[int]] = {}
+        for i, replica in enumerate(ready):
+            on_device.setdefault(replica.device, []).append(i)
+            key = layout.class_of.get(replica.name)
+            same = (key, replica.sharing, replica.memory_bytes) if key is not None else None
+            group = index.get(same) if same is not None else None
+            if group is None:
+                group = len(heads)
+                heads.append(replica)
+                classes.append(key)
+                if same is not None:
+                    index[same] = group
+            group_of.append(group)
+        return Groups(layout, ready, tuple(group_of), tuple(heads), tuple(classes),
+                      {d: tuple(members) for d, members in on_device.items()})
 
-    def _devices(self, replicas: Sequence[Replica], busy: Mapping[str, float]) -> tuple[DeviceLoad, ...]:
-        total: dict[str, float] = defaultdict(float)
-        memory: dict[str, int] = {}
-        fb: dict[str, int] = defaultdict(int)
-        for replica in replicas:
-            if not replica.ready:
-                continue
-            used = busy[replica.name]
-            total[replica.device] += used
-            memory[replica.device] = max(memory.get(replica.device, 0), replica.memory_bytes)
+    def _device_load(self, device: str, groups: Groups, isolated: Mapping[IsolatedKey, Values],
+                     shared: Mapping[str, Values]) -> DeviceLoad:
+        busy = []
+        for i in groups.on_device[device]:
+            key = groups.classes[groups.group_of[i]]
+            busy.append(isolated[key].busy if key is not None else shared[groups.ready[i].name].busy)
+        return self._sum_device(device, [groups.ready[i] for i in groups.on_device[device]], busy)
+
+    def _device_total(self, device: str, groups: Groups, busy: Sequence[float]) -> DeviceLoad:
+        members = groups.on_device[device]
+        return self._sum_device(device, [groups.ready[i] for i in members], [busy[groups.group_of[i]] for i in members])
+
+    def _sum_device(self, device: str, replicas: Sequence[Replica], busy: Sequence[float]) -> DeviceLoad:
+        """A device's busy fraction (the sum over the replicas on it, in their order) and memory."""
+        total, fb, memory = 0.0, 0, 0
+        for replica, used in zip(replicas, busy, strict=True):
+            total += used
+            memory = max(memory, replica.memory_bytes)
             profile = self.services[replica.service].profile
-            fb[replica.device] += profile.framebuffer_bytes(replica.memory_bytes, self._own_busy(replica, busy))
-        return tuple(DeviceLoad(d, total[d], fb[d], memory[d]) for d in sorted(total))
+            fb += profile.framebuffer_bytes(replica.memory_bytes, self._own_busy(replica, used))
+        return DeviceLoad(device, total, fb, memory)
 
-    def _own_busy(self, replica: Replica, busy: Mapping[str, float]) -> float:
+    def _own_busy(self, replica: Replica, busy: float) -> float:
         if replica.sharing == "time-sliced":
-            return busy[replica.name] / replica.compute_fraction if replica.compute_fraction else 0.0
-        return busy[replica.name]
+            return busy / replica.compute_fraction if replica.compute_fraction else 0.0
+        return busy
 
-    def _replica_load(self, replica: Replica, values: PerReplica, device: DeviceLoad) -> ReplicaLoad:
+    def _replica_load(self, replica: Replica, values: Values, device: DeviceLoad | None) -> ReplicaLoad:
+        """``device``: the time-sliced device's load (None for an isolated replica: its own values are shown)."""
         profile = self.services[replica.service].profile
-        name = replica.name
-        served, capacity, busy = values.served[name], values.capacity[name], values.busy[name]
+        served, capacity, busy = values.served, values.capacity, values.busy
         own = served / capacity if capacity else 0.0
         # What the exporter shows for the pod: its device's values (a time-sliced GPU's are the sum of all
         # pods on it); a MIG slice has no GPU_UTIL but profiling metrics of its own.
-        seen = device.busy if replica.sharing == "time-sliced" else busy
+        seen = device.busy if device is not None else busy
         util = None if replica.sharing == "mig" else 100.0 * min(seen, 1.0)
-        shown_fb = device.fb_used_bytes if replica.sharing == "time-sliced" else None
-        fb = profile.framebuffer_bytes(replica.memory_bytes, busy) if shown_fb is None else shown_fb
+        fb = profile.framebuffer_bytes(replica.memory_bytes, busy) if device is None else device.fb_used_bytes
         return ReplicaLoad(
-            name,
+            replica.name,
             replica.service,
-            values.offered[name],
+            values.offered,
             served,
             capacity,
             own,

@@ -63,6 +63,7 @@ class Simulation:
     events: list[Change] = field(default_factory=list)
     invariant_checks: int = 0
     timeline: Timeline | None = None
+    services: ServiceController | None = None  # the inference services as the run left them (load_at reads them)
 
 
 def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
@@ -132,7 +133,7 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     timeline = sampler.finish() if sampler is not None else None
     if timeline is not None:
         result.fragmentation = fragmentation_summary(timeline)
-    return Simulation(result, store, store.log, checker.checks, timeline)
+    return Simulation(result, store, store.log, checker.checks, timeline, services)
 
 
 def _refuse_unsupported(spec: RunSpec) -> None:

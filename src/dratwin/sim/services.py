@@ -13,6 +13,11 @@ which is still loading or warming up (its GPU is idle), and no sample for a pod 
 run yet; CPU usage is the profile's percentage of the pod's CPU request. KEDA with a DCGM trigger decides
 activity on that same value, so at zero replicas it stays inactive (kedacore/keda#7538);
 ``activation_on_request_rate`` (an option, not upstream) decides it on the service's request rate.
+
+A sync is the hot path (one per service every 15 s, for hundreds of replicas): the load is evaluated once
+per group of replicas that see the same values (:meth:`ServingModel.grouped`), and what does not change
+between syncs while the pods do not (each pod's phase, readiness, request, and its group) is gathered once
+per replica set into a :class:`_Plan`; a sync then hands the HPA one counted sample per set of pods alike.
 """
 
 from __future__ import annotations
@@ -20,13 +25,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from dratwin.api.quantity import Quantity
 from dratwin.autoscaling import HorizontalPodAutoscaler, HpaConfig, KedaAutoscaler, KedaConfig, PodSample
 from dratwin.autoscaling.hpa import ScaleDecision
 from dratwin.cluster.state import PodRecord
 from dratwin.scenario.model import ServiceSpec
-from dratwin.serving import LoadSnapshot, Replica, ServingModel
+from dratwin.serving import GroupedLoad, Groups, LoadSnapshot, Replica, ReplicaLoad, ServingModel
 from dratwin.sim.deployments import DeploymentController
 from dratwin.sim.engine import CONTROLLER, Action, Engine
 from dratwin.sim.kubelet import is_ready
@@ -34,6 +40,33 @@ from dratwin.sim.outcomes import ReplicaCount, ScaleEvent, ServiceOutcome, Utili
 from dratwin.sim.replicas import DeviceIndex, Placement, devices_of, replicas
 from dratwin.sim.store import Change, Store
 from dratwin.sim.workloads import pod_phase, workload_of
+
+
+@dataclass(frozen=True)
+class _Alike:
+    """Pods of a service the HPA sees alike at every sync while the replica set stands (``count`` of them,
+    named after the first): the same phase, readiness and request, and the same group of the load (None: no
+    load, not a ready replica). For the CPU resource the start and Ready times are alike too (the calculator
+    reads them only there)."""
+
+    name: str
+    count: int
+    running: bool
+    ready: bool
+    request: float
+    group: int | None
+    started_at: float | None
+    ready_changed_at: float | None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One service's pods as the replica set stands: its ready replicas (indices into the grouped load's
+    ``ready``, in order) and its pods as the HPA sees them."""
+
+    groups: Groups
+    ready: tuple[int, ...]
+    alike: tuple[_Alike, ...]
 
 
 @dataclass
@@ -71,7 +104,8 @@ class ServiceController:
     _dirty: bool = True
     _since: float = 0.0
     _index: DeviceIndex | None = None
-    _snapshot: LoadSnapshot | None = None
+    _loads: GroupedLoad | None = None
+    _plans: dict[str, _Plan] = field(default_factory=dict)  # by service, for the replica set as it stands
 
     def __post_init__(self) -> None:
         self.model = ServingModel.from_specs(self.specs)
@@ -133,40 +167,89 @@ class ServiceController:
 
     def current(self) -> tuple[Replica, ...]:
         if self._dirty:
-            state = self.store.state
-            if self._index is None:
-                self._index = DeviceIndex(state)
-            placements = []
-            for key in self.services:
-                if key not in self.deployments.deployments:
-                    continue
-                for pod in self.deployments.pods(key):
-                    record = state.pods.get(pod)
-                    if record is None or not record.pod.spec.node_name:
-                        continue
-                    ready = pod_phase(record.raw) == "Running" and is_ready(record.raw)
-                    self._nodes[pod] = record.pod.spec.node_name
-                    placements.append(Placement(pod, key, record.pod.spec.node_name, devices_of(state, record), ready))
-            self._replicas = replicas(placements, self._index)
+            self._replicas = self._build_replicas()
             self._devices = {r.name: r.device for r in self._replicas}
             self._dirty = False
-            self._snapshot = None
+            self._loads = None
+            self._plans = {}
         return self._replicas
 
-    def utilization_at(self, now: float) -> tuple[tuple[Replica, ...], LoadSnapshot]:
-        """The replicas as they are and their load at ``now``, for a sampler. A read: the requests are not
-        accounted up to ``now`` here, so that sampling changes no total."""
-        current = self.current()
-        if self._snapshot is not None and self._snapshot.at == now:
-            return current, self._snapshot
-        return current, self.model.snapshot(now, current)
+    def _build_replicas(self) -> tuple[Replica, ...]:
+        state = self.store.state
+        if self._index is None:
+            self._index = DeviceIndex(state)
+        placements = []
+        for key in self.services:
+            if key not in self.deployments.deployments:
+                continue
+            for pod in self.deployments.pods(key):
+                record = state.pods.get(pod)
+                if record is None or not record.pod.spec.node_name:
+                    continue
+                ready = pod_phase(record.raw) == "Running" and is_ready(record.raw)
+                self._nodes[pod] = record.pod.spec.node_name
+                placements.append(Placement(pod, key, record.pod.spec.node_name, devices_of(state, record), ready))
+        return replicas(placements, self._index)
 
-    def _load(self, now: float) -> LoadSnapshot:
-        self._account(now)
+    def load_at(self, now: float) -> LoadSnapshot:
+        """Every ready replica's load at ``now`` (its DCGM values, its device's busy fraction and memory) on the
+        replicas as they stand: what a sync at ``now`` reads. Reading it changes nothing in the run (the
+        requests are accounted at the changes and syncs only)."""
+        if self._dirty:  # not kept: the controller rebuilds them where its accounting expects it
+            return self.model.snapshot(now, self._build_replicas())
+        return self.model.expand(self._grouped(now))
+
+    def utilization_at(self, now: float) -> tuple[tuple[Replica, ...], LoadSnapshot]:
+        """The replicas as they stand and their load at ``now``, for a sampler: :meth:`load_at` with the
+        replicas it read. Reading it changes nothing in the run."""
+        if self._dirty:  # not kept, as in load_at
+            built = self._build_replicas()
+            return built, self.model.snapshot(now, built)
+        return self._replicas, self.model.expand(self._grouped(now))
+
+    def _grouped(self, now: float) -> GroupedLoad:
         current = self.current()
-        if self._snapshot is None or self._snapshot.at != now:
-            self._snapshot = self.model.snapshot(now, current)
-        return self._snapshot
+        if self._loads is None or self._loads.at != now:
+            self._loads = self.model.grouped(now, current)
+        return self._loads
+
+    def _load(self, now: float) -> GroupedLoad:
+        self._account(now)
+        return self._grouped(now)
+
+    def _plan(self, service: _Service, loads: GroupedLoad) -> _Plan:
+        plan = self._plans.get(service.key)
+        if plan is None or plan.groups is not loads.groups:
+            plan = self._plans[service.key] = self._build_plan(service, loads.groups)
+        return plan
+
+    def _build_plan(self, service: _Service, groups: Groups) -> _Plan:
+        state = self.store.state
+        index = {r.name: i for i, r in enumerate(groups.ready)}
+        ready = tuple(i for i, r in enumerate(groups.ready) if r.service == service.key)
+        cpu = service.spec.autoscaler is not None and service.spec.autoscaler.metric == "cpu"
+        ready_at = self.deployments.deployments[service.key].ready_at
+        alike: dict[tuple[Any, ...], list[Any]] = {}
+        for pod in self.deployments.pods(service.key):
+            record = state.pods.get(pod)
+            if record is None:
+                continue
+            running = pod_phase(record.raw) == "Running"
+            running_at = self._running_at.get(pod)
+            became_ready = ready_at.get(pod)
+            is_ready_now = became_ready is not None
+            request = cpu_request(record) if cpu else 0.0
+            replica = index.get(pod) if running else None
+            group = groups.group_of[replica] if replica is not None else None
+            changed = became_ready if is_ready_now else running_at
+            key: tuple[Any, ...] = (running, is_ready_now, request, group)
+            if cpu:
+                key += (running_at, changed)
+            if key in alike:
+                alike[key][1] += 1
+            else:
+                alike[key] = [pod, 1, running, is_ready_now, request, group, running_at, changed]
+        return _Plan(groups, ready, tuple(_Alike(*fields) for fields in alike.values()))
 
     # ---- the autoscalers ----
 
@@ -174,9 +257,10 @@ class ServiceController:
         if service.key not in self.deployments.deployments:
             return
         now = self.engine.now()
-        snapshot = self._load(now)
+        loads = self._load(now)
+        plan = self._plan(service, loads)
         replicas_now = self.deployments.replicas(service.key)
-        samples = self._samples(service, snapshot)
+        samples = self._samples(service, loads, plan)
         if service.hpa is not None:
             decision = service.hpa.reconcile(now, replicas_now, pods=samples)
         else:
@@ -184,7 +268,7 @@ class ServiceController:
             if replicas_now == 0:
                 self._observe(service)
                 return
-            decision = service.keda.sync(now, replicas_now, value=self._total_util(service, snapshot), pods=samples)
+            decision = service.keda.sync(now, replicas_now, value=self._total_util(loads, plan), pods=samples)
         self._apply(service, decision)
         self._observe(service)
 
@@ -192,8 +276,8 @@ class ServiceController:
         if service.key not in self.deployments.deployments or service.keda is None:
             return
         now = self.engine.now()
-        snapshot = self._load(now)
-        value = self._total_util(service, snapshot)
+        loads = self._load(now)
+        value = self._total_util(loads, self._plan(service, loads))
         activation = self.model.rate_at(service.key, now) if self.activation_on_request_rate else None
         self._apply(service, service.keda.poll(now, self.deployments.replicas(service.key), value, activation))
 
@@ -203,33 +287,24 @@ class ServiceController:
                                                            decision.desired_replicas, decision.reason))
             self.deployments.scale(service.key, decision.desired_replicas)
 
-    def _total_util(self, service: _Service, snapshot: LoadSnapshot) -> float:
-        return sum(r.dcgm_gpu_util or 0.0 for r in snapshot.replicas if r.service == service.key)
+    def _total_util(self, loads: GroupedLoad, plan: _Plan) -> float:
+        return sum(loads.load_of(i).dcgm_gpu_util or 0.0 for i in plan.ready)
 
-    def _samples(self, service: _Service, snapshot: LoadSnapshot) -> list[PodSample]:
-        state = self.store.state
-        loads = {r.replica: r for r in snapshot.replicas}
+    def _samples(self, service: _Service, loads: GroupedLoad, plan: _Plan) -> list[PodSample]:
         cpu = service.spec.autoscaler is not None and service.spec.autoscaler.metric == "cpu"
         samples = []
-        for pod in self.deployments.pods(service.key):
-            record = state.pods.get(pod)
-            if record is None:
-                continue
-            phase = pod_phase(record.raw)
-            running_at = self._running_at.get(pod)
-            ready_at = self.deployments.deployments[service.key].ready_at.get(pod)
-            ready = ready_at is not None
-            load = loads.get(pod)
-            request = cpu_request(record) if cpu else 0.0
+        for pods in plan.alike:
             value: float | None = None
-            if phase == "Running":
+            if pods.running:
+                load = loads.loads[pods.group] if pods.group is not None else None
                 if cpu:
                     percent = load.cpu_percent if load is not None else service_idle_cpu(self.model, service.key)
-                    value = percent / 100.0 * request
+                    value = percent / 100.0 * pods.request
                 else:
                     value = (load.dcgm_gpu_util if load is not None else 0.0)
-            samples.append(PodSample(pod, value, request, "Running" if phase == "Running" else "Pending", ready,
-                                     started_at=running_at, ready_changed_at=ready_at if ready else running_at))
+            samples.append(PodSample(pods.name, value, pods.request, "Running" if pods.running else "Pending",
+                                     pods.ready, started_at=pods.started_at, ready_changed_at=pods.ready_changed_at,
+                                     count=pods.count))
         return samples
 
     def _observe(self, service: _Service) -> None:
@@ -237,25 +312,34 @@ class ServiceController:
         if service.key not in self.deployments.deployments:
             return
         now = self.engine.now()
-        snapshot = self._load(now)
+        loads = self._load(now)
+        plan = self._plan(service, loads)
         outcome = service.outcome
-        mine = [r for r in snapshot.replicas if r.service == service.key]
-        count = ReplicaCount(now, self.deployments.replicas(service.key), len(mine))
+        count = ReplicaCount(now, self.deployments.replicas(service.key), len(plan.ready))
         if not outcome.replicas_over_time or (outcome.replicas_over_time[-1].replicas,
                                               outcome.replicas_over_time[-1].ready) != (count.replicas, count.ready):
             outcome.replicas_over_time.append(count)
-        devices, nodes, samples = self._devices, self._nodes, outcome.utilization
-        for load in mine:
+        group_of, per_group = loads.groups.group_of, loads.loads
+        # One addition per replica, in their order (the means are those of every replica's value at every
+        # sync, summed as they come): kept in locals, as this loop runs for every replica at every sync.
+        util_sum, util_count, cpu_sum = service.util_sum, service.util_count, service.cpu_sum
+        for i in plan.ready:
+            load = per_group[group_of[i]]
             util = load.dcgm_gpu_util
             if util is not None:
-                service.util_sum += util
-                service.util_count += 1
-            service.cpu_sum += load.cpu_percent
-            service.cpu_count += 1
-            if self.keep_utilization:
-                pod = load.replica
-                samples.append(UtilizationSample(now, nodes.get(pod, ""), devices.get(pod, ""), pod, util,
-                                                 load.dcgm_sm_active, load.dcgm_tensor_active, load.dcgm_fb_used_mib))
+                util_sum += util
+                util_count += 1
+            cpu_sum += load.cpu_percent
+        service.util_sum, service.util_count, service.cpu_sum = util_sum, util_count, cpu_sum
+        service.cpu_count += len(plan.ready)
+        if self.keep_utilization:
+            self._keep_samples(now, outcome, [(loads.groups.ready[i].name, per_group[group_of[i]]) for i in plan.ready])
+
+    def _keep_samples(self, now: float, outcome: ServiceOutcome, loads: list[tuple[str, ReplicaLoad]]) -> None:
+        devices, nodes, samples = self._devices, self._nodes, outcome.utilization
+        for pod, load in loads:
+            samples.append(UtilizationSample(now, nodes.get(pod, ""), devices.get(pod, ""), pod, load.dcgm_gpu_util,
+                                             load.dcgm_sm_active, load.dcgm_tensor_active, load.dcgm_fb_used_mib))
 
     def finish(self, until: float) -> list[ServiceOutcome]:
         self._account(until)
