@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dratwin.gpushare.cluster import GpuCluster, Task
+from dratwin.gpushare.fragmentation import TaskClass
 from dratwin.trace.alibaba import AlibabaNode
-from dratwin.trace.fragmentation import TaskClass
-from dratwin.trace.gpu_cluster import GpuCluster, Task
 
 
 @dataclass(frozen=True)

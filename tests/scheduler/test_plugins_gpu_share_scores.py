@@ -13,11 +13,11 @@ import yaml
 
 from dratwin.allocator.features import Features
 from dratwin.api.input_set import read_inputs
+from dratwin.gpushare.fragmentation import TargetWorkload, TaskClass
 from dratwin.scheduler.framework import CycleState
 from dratwin.scheduler.plugins.gpu_share_scores import GpuDemand, GpuShareScore
 from dratwin.scheduler.scheduler import Scheduler
 from dratwin.trace.alibaba import AlibabaNode, AlibabaPod
-from dratwin.trace.fragmentation import TargetWorkload, TaskClass
 from dratwin.trace.manifests import ImportOptions, manifests
 from dratwin.twin.build import LoadedCluster, load_cluster
 from dratwin.twin.schedule import Options, StateBinder, default_profile

@@ -10,11 +10,11 @@ import pytest
 from tests.builders.gpu_trace import gpu_node, task
 from tests.conftest import DATA
 
+from dratwin.gpushare.fragmentation import TargetWorkload
+from dratwin.gpushare.policies import POLICY_NAMES, make_policy
 from dratwin.trace.alibaba import read_nodes, read_pods
-from dratwin.trace.fragmentation import TargetWorkload
-from dratwin.trace.gpu_cluster import task_from_pod
-from dratwin.trace.policies import POLICY_NAMES, make_policy
 from dratwin.trace.replay import ReplayResult, replay, run_protocol, tuned_arrivals
+from dratwin.trace.tasks import task_from_pod
 
 TRACE = DATA / "trace"
 TASKS = [task(f"t{i:02d}", share=500 if i % 2 else 1000) for i in range(10)]  # 7.5 GPUs in all

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dratwin.gpushare.cluster import GpuCluster, Task
+from dratwin.gpushare.fragmentation import BoolArray, IntArray, TargetWorkload, target_workload
+from dratwin.gpushare.policies import Policy, make_policy
 from dratwin.trace.alibaba import AlibabaNode
-from dratwin.trace.fragmentation import BoolArray, IntArray, TargetWorkload, target_workload
-from dratwin.trace.gpu_cluster import GpuCluster, Task
-from dratwin.trace.policies import Policy, make_policy
 
 TUNE_RATIO = 1.3
 PAPER_SEEDS = tuple(range(42, 52))

@@ -2,7 +2,7 @@
 
 Weng et al., "Beware of Fragmentation", USENIX ATC '23: Random, DotProd, GpuClustering, GpuPacking,
 BestFit and FGD (fragmentation gradient descent). The scores are those of
-:mod:`dratwin.trace.policies` (each cites its formula), computed on what the cluster state says about a
+:mod:`dratwin.gpushare.policies` (each cites its formula), computed on what the cluster state says about a
 node: its GPUs are the devices of its ResourceSlices from ``driver`` that have a consumable capacity
 ``capacity`` (the share, 1000 for a whole GPU, as ``dratwin trace import`` publishes them), less what
 allocated claims consume (an exclusively allocated GPU has nothing left); CPU and memory are the node's
@@ -25,11 +25,10 @@ from dratwin.allocator.state import DeviceID
 from dratwin.api.quantity import Quantity
 from dratwin.api.resource import ResourceClaimSpec
 from dratwin.cluster.state import ClusterState
+from dratwin.gpushare.cluster import GpuCluster, GpuNode, Task
+from dratwin.gpushare.fragmentation import MILLI, TargetWorkload, TaskClass
+from dratwin.gpushare.policies import PAPER_NAMES, Policy, make_policy
 from dratwin.scheduler.framework import CycleState, NodeInfo, PodInfo
-from dratwin.trace.alibaba import AlibabaNode
-from dratwin.trace.fragmentation import MILLI, TargetWorkload, TaskClass
-from dratwin.trace.gpu_cluster import GpuCluster, Task
-from dratwin.trace.policies import PAPER_NAMES, Policy, make_policy
 
 MIB = 1024 * 1024
 DEFAULT_DRIVER = "gpu.nvidia.com"
@@ -97,7 +96,7 @@ class GpuShareScore:
         lefts, model = self._gpu_lefts(node.name)
         cpu = node.allocatable.get("cpu", 0)
         memory = node.allocatable.get("memory", 0) // MIB
-        view = GpuCluster([AlibabaNode(node.name, cpu, memory, len(lefts), model)])
+        view = GpuCluster([GpuNode(node.name, cpu, memory, len(lefts), model)])
         if lefts:
             view.gpu_left[0, : len(lefts)] = lefts
         view.cpu_left[0] = cpu - node.requested.get("cpu", 0)
