@@ -28,6 +28,7 @@ import numpy as np
 
 from dratwin.gpushare.cluster import GpuCluster, Task, first_idle_gpus
 from dratwin.gpushare.fragmentation import MILLI, FloatArray, FragmentationModel, IntArray, TargetWorkload
+from dratwin.gpushare.names import PAPER_NAMES, POLICY_NAMES
 
 MAX_SCORE = 100
 LARGEST_NODE_CPU_MILLI = 128_000  # the paper's normalisation: the largest node of the trace
@@ -241,15 +242,6 @@ def _truncate(values: FloatArray) -> IntArray:
     return result
 
 
-POLICY_NAMES = ("random", "dotprod", "gpuclustering", "gpupacking", "bestfit", "fgd")
-PAPER_NAMES = {
-    "random": "Random",
-    "dotprod": "DotProd",
-    "gpuclustering": "GpuClustering",
-    "gpupacking": "GpuPacking",
-    "bestfit": "BestFit",
-    "fgd": "FGD",
-}
 
 
 def make_policy(name: str, workload: TargetWorkload) -> Policy:
