@@ -134,7 +134,7 @@ class GpuShareScore:
         allocated = self.cluster.allocated
         lefts: list[int] = []
         model = ""
-        for resource_slice in self.cluster.slices:
+        for resource_slice in self.cluster.slice_index.for_node(node):  # not a scan of every slice per node
             spec = resource_slice.spec
             if spec.node_name != node or spec.driver != self.driver:
                 continue
