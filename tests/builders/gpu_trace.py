@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from dratwin.trace.alibaba import AlibabaNode
-from dratwin.trace.fragmentation import TaskClass
-from dratwin.trace.gpu_cluster import GpuCluster, Task
+from dratwin.gpushare.cluster import GpuCluster, Task
+from dratwin.gpushare.fragmentation import TaskClass
+from dratwin.trace.alibaba import AlibabaNode, AlibabaPod
+from dratwin.trace.manifests import ImportOptions, manifests
 
 
 @dataclass(frozen=True)
@@ -53,3 +55,23 @@ def cluster(*nodes: BuiltNode) -> GpuCluster:
             free = [i for i in range(spec.node.gpus) if built.gpu_left[row, i] >= placed.gpu_milli]
             built.place(row, placed, free[: placed.num_gpu] if placed.gpu_milli else [])
     return built
+
+
+# ---- GPU-sharing clusters as manifests (what `dratwin trace import` writes) -------------------------------
+
+SHARE_NODES = (AlibabaNode("n-a", 32_000, 131_072, 2, "T4"), AlibabaNode("n-b", 32_000, 131_072, 2, "T4"))
+
+
+def share_pod(name: str, share: int, gpus: int = 1, cpu: int = 4000) -> AlibabaPod:
+    """A trace pod asking for ``gpus`` GPUs with ``share`` milli-GPU of each (0: no GPU)."""
+    return AlibabaPod(name, cpu, 8192, gpus if share else 0, share)
+
+
+# Two halves then a whole GPU: LeastAllocated spreads the halves over the two nodes; FGD puts the second
+# half on the first one's GPU, which leaves a whole idle GPU for the whole-GPU third of the workload.
+HALVES_THEN_WHOLE = (share_pod("half-1", 500), share_pod("half-2", 500), share_pod("whole", 1000))
+
+
+def share_manifests(pods: Sequence[AlibabaPod], nodes: Sequence[AlibabaNode] = SHARE_NODES) -> list[dict[str, Any]]:
+    """The DRA manifests of a trace: DeviceClass, Nodes and their slices, claim templates, Pods."""
+    return list(manifests(nodes, pods, ImportOptions()))

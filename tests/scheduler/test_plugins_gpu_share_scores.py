@@ -13,11 +13,11 @@ import yaml
 
 from dratwin.allocator.features import Features
 from dratwin.api.input_set import read_inputs
+from dratwin.gpushare.fragmentation import TargetWorkload, TaskClass
 from dratwin.scheduler.framework import CycleState
 from dratwin.scheduler.plugins.gpu_share_scores import GpuDemand, GpuShareScore
 from dratwin.scheduler.scheduler import Scheduler
 from dratwin.trace.alibaba import AlibabaNode, AlibabaPod
-from dratwin.trace.fragmentation import TargetWorkload, TaskClass
 from dratwin.trace.manifests import ImportOptions, manifests
 from dratwin.twin.build import LoadedCluster, load_cluster
 from dratwin.twin.schedule import Options, StateBinder, default_profile
@@ -89,3 +89,27 @@ def test_scores_are_the_papers_on_the_nodes_state(tmp_path: Path) -> None:
     # GpuPacking: a used GPU with half left: 100 - 50 // 10 = 95; an idle 2-GPU node: max(33 - 2, 2) = 31
     assert scores == {used: 95, ({"n-a", "n-b"} - {used}).pop(): 31}
     assert plugin.name == "GpuPackingScore" and GpuShareScore("fgd", loaded.state).name == "FGDScore"
+
+
+@pytest.mark.parametrize("order", ["used node first", "idle node first"])
+def test_fgd_scores_each_node_on_its_own_state(order: str, tmp_path: Path) -> None:
+    # The second half: on the used GPU the fragment of the whole-GPU half of the workload goes (250 ->
+    # 0: score 56); on the idle node one appears (0 -> 250: score 43), whichever node is scored first.
+    loaded = _load(tmp_path, [_pod("first", 500), _pod("second", 500)])
+    profile = default_profile(loaded.state, Options())
+    scheduler = Scheduler(loaded.state, profile, random.Random(0), StateBinder(loaded.state))
+    first, second = loaded.pending
+    used = scheduler.schedule_one(first).node
+    assert used is not None
+    idle = ({"n-a", "n-b"} - {used}).pop()
+    plugin = GpuShareScore("fgd", loaded.state, WORKLOAD)
+    names = [used, idle] if order == "used node first" else [idle, used]
+    scores = {name: plugin.score(CycleState(), second, loaded.state.nodes[name]) for name in names}
+    assert scores == {used: 56, idle: 43}
+
+
+def test_fgd_without_a_workload_measures_against_the_clusters_pods(tmp_path: Path) -> None:
+    loaded = _load(tmp_path, [_pod("a", 500), _pod("b", 500), _pod("c", 1000), _pod("cpu", 0)])
+    workload = GpuShareScore("fgd", loaded.state).workload
+    shares = dict(zip([(c.gpu_milli, c.num_gpu) for c in workload.classes], workload.popularity, strict=True))
+    assert shares == {(500, 1): 0.5, (1000, 1): 0.25, (0, 0): 0.25}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,11 +10,11 @@ import pytest
 from tests.builders.gpu_trace import gpu_node, task
 from tests.conftest import DATA
 
+from dratwin.gpushare.fragmentation import TargetWorkload
+from dratwin.gpushare.policies import POLICY_NAMES, make_policy
 from dratwin.trace.alibaba import read_nodes, read_pods
-from dratwin.trace.fragmentation import TargetWorkload
-from dratwin.trace.gpu_cluster import task_from_pod
-from dratwin.trace.policies import POLICY_NAMES, make_policy
 from dratwin.trace.replay import ReplayResult, replay, run_protocol, tuned_arrivals
+from dratwin.trace.tasks import task_from_pod
 
 TRACE = DATA / "trace"
 TASKS = [task(f"t{i:02d}", share=500 if i % 2 else 1000) for i in range(10)]  # 7.5 GPUs in all
@@ -109,3 +110,17 @@ def test_ties_go_to_the_first_node_of_the_seeds_order() -> None:
     for seed in (1, 2, 3):
         result = replay(nodes, arrivals, policy, seed)
         assert result.failed == [] and result.allocated_milli[-1] == 3000
+
+
+def test_one_random_source_serves_the_run_in_the_artifacts_order() -> None:
+    # CPU-only tasks tie on every node under GpuPacking, so the first lands on the first node of the
+    # node order: the order drawn after the shuffle and the tuning, from the same source.
+    nodes = [gpu_node(f"n{i}").node for i in range(8)]
+    tasks = [task(f"c{i}", cpu=1000) for i in range(3)] + [task("g", share=1000)]
+    for seed in range(42, 52):
+        source = random.Random(seed)
+        tuned_arrivals(tasks, 8 * 8000, source)
+        order = source.sample(range(len(nodes)), len(nodes))
+        first = nodes[order.index(0)].name
+        result = run_protocol(nodes, tasks, "gpupacking", seed)
+        assert result.placements[0] == first, seed

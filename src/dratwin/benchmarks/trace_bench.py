@@ -16,10 +16,11 @@ import time
 from pathlib import Path
 
 from dratwin.benchmarks import BenchResult
+from dratwin.gpushare.cluster import Task
+from dratwin.gpushare.policies import POLICY_NAMES
 from dratwin.trace.alibaba import AlibabaNode, AlibabaPod, read_nodes, read_pods
-from dratwin.trace.gpu_cluster import Task, task_from_pod
-from dratwin.trace.policies import POLICY_NAMES
 from dratwin.trace.replay import run_protocol
+from dratwin.trace.tasks import task_from_pod
 
 TARGET_S = 5.0
 SEED = 42

@@ -10,7 +10,7 @@ from dratwin.allocator import Features
 from dratwin.cel import SelectorCompiler
 from dratwin.cli.main import load_inputs
 from dratwin.errors import InputError
-from dratwin.scheduler.plugins.node_resources import ScoringStrategy
+from dratwin.scheduler.scoring import scoring_named
 from dratwin.twin.build import load_cluster
 from dratwin.twin.explain import PodExplanation, explain_claim, explain_pod
 from dratwin.twin.schedule import Options, schedule
@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     features = Features.from_gates(args.feature_gates)
     compiler = SelectorCompiler(list_type_attributes=features.list_type_attributes)
     loaded = load_cluster(load_inputs(args.paths, args.recursive, "explain"), features, random.Random(args.seed))
-    options = Options(args.seed, ScoringStrategy(args.scoring), args.percentage_of_nodes_to_score)
+    scoring = scoring_named(args.scoring)
+    options = Options(args.seed, scoring.strategy, args.percentage_of_nodes_to_score, scoring.policy)
     known = {**loaded.state.pods, **dict.fromkeys(loaded.waiting)} if kind == "pod" else loaded.state.claims
     if key not in known:
         refused = [r for r in loaded.rejections if f" {key}:" in r or f"/{key.split('/')[-1]}:" in r]

@@ -10,7 +10,7 @@ import sys
 from dratwin.allocator import Features
 from dratwin.cel import SelectorCompiler
 from dratwin.cli.main import add_file_arguments, load_inputs
-from dratwin.scheduler.plugins.node_resources import ScoringStrategy
+from dratwin.scheduler.scoring import DEFAULT_SCORING, SCORING_HELP, SCORING_NAMES, opt_in_note, scoring_named
 from dratwin.twin.build import load_cluster
 from dratwin.twin.report import render_json_bytes, render_table, render_yaml
 from dratwin.twin.schedule import Options, ScheduleReport, gc_paused, schedule
@@ -28,6 +28,8 @@ examples:
       with the taints of DeviceTaintRules on their devices (the gate is beta and off by default in 1.36)
   dratwin schedule -f examples/compute-domain/
       NVIDIA ComputeDomain pods on a P6e-GB200 UltraServer: an IMEX channel each, and their IMEX daemons
+  dratwin trace import alibaba-v2023 tests/data/trace > trace.yaml && dratwin schedule -f trace.yaml --scoring FGD
+      GPU-sharing pods placed by the FGD paper's policy (opt-in, noted in the result) instead of upstream's
 
 The result is the cluster right after `kubectl apply`: no kubelet runs, so an OrderedReady StatefulSet has
 only its first pod yet. NVIDIA ComputeDomains run as their controller runs them: its claim templates, and
@@ -62,8 +64,8 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     add_file_arguments(parser)
     parser.add_argument("--feature-gates", default="", metavar="GATE=BOOL,...",
                         help="override the Kubernetes 1.36 defaults")
-    parser.add_argument("--scoring", choices=("LeastAllocated", "MostAllocated"), default="LeastAllocated",
-                        help="NodeResourcesFit scoring strategy (default: LeastAllocated, as upstream)")
+    parser.add_argument("--scoring", choices=SCORING_NAMES, default=DEFAULT_SCORING, metavar="NAME",
+                        help=SCORING_HELP)
     parser.add_argument("--percentage-of-nodes-to-score", type=int, default=0, metavar="N",
                         help="0 (default) = kube-scheduler's adaptive percentage")
     parser.add_argument("--seed", type=int, default=0,
@@ -76,7 +78,11 @@ def run_schedule(args: argparse.Namespace) -> tuple[ScheduleReport, SelectorComp
     objects = load_inputs(args.paths, args.recursive, "schedule")
     gc.freeze()  # the objects live until the end: the collector need not walk them again
     loaded = load_cluster(objects, features, random.Random(args.seed))
-    options = Options(args.seed, ScoringStrategy(args.scoring), args.percentage_of_nodes_to_score)
+    scoring = scoring_named(args.scoring)
+    options = Options(args.seed, scoring.strategy, args.percentage_of_nodes_to_score, scoring.policy)
+    note = opt_in_note(scoring)
+    if note is not None:
+        loaded.notes.append(note)
     return schedule(loaded, options, compiler), compiler
 
 

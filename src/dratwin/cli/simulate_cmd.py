@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections.abc import Callable
@@ -12,6 +13,7 @@ import msgspec
 
 from dratwin.cli.main import load_inputs
 from dratwin.errors import InputError
+from dratwin.scheduler.scoring import SCORING_HELP, SCORING_NAMES
 
 if TYPE_CHECKING:
     from dratwin.sim.outcomes import RunResult
@@ -122,6 +124,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                         help="write the same series as a table, a row per sample (Parquet needs pyarrow)")
     parser.add_argument("--feature-gates", default="", metavar="GATE=BOOL,...",
                         help="override the Kubernetes 1.36 defaults")
+    parser.add_argument("--scoring", choices=SCORING_NAMES, default=None, metavar="NAME",
+                        help=f"bare form: {SCORING_HELP}; a scenario sets spec.scoring or a variant's "
+                        "overrides.scoring instead")
     parser.set_defaults(handler=run)
 
 
@@ -152,6 +157,9 @@ def run(args: argparse.Namespace) -> int:
 
         return run_sweep(args, until)
     if is_scenario_file(args.scenario):
+        if args.scoring is not None:
+            raise InputError(f"--scoring {args.scoring}: a scenario's scoring is its spec.scoring, or a variant's "
+                             "overrides.scoring (to compare both, add a variant); --scoring is for the bare form")
         return run_scenario(args, until)
     if args.executor != "processes" or args.address is not None:
         raise InputError(f"--executor/--address: {args.scenario} is one run of manifests; runs go to Ray for a "
@@ -163,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
     seed = 0 if args.seed is None else args.seed
     spec = run_spec(admitted.objects, name=args.scenario, seed=seed, until_seconds=until,
                     provisioner=args.provisioner, admitted=True)
+    if args.scoring is not None:
+        spec = dataclasses.replace(spec, scoring=args.scoring)
     progress = _Progress(sys.stderr, spec.until_seconds) if sys.stderr.isatty() else None
     options = SimOptions(gates=args.feature_gates, catalog=load_catalog(), keep_events=args.events is not None,
                          progress=progress, sample_every=300.0)

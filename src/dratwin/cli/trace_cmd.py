@@ -125,8 +125,8 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def run_replay(args: argparse.Namespace) -> int:
+    from dratwin.gpushare.policies import POLICY_NAMES
     from dratwin.trace.paper_table import find_expected, find_trace, read_published, run_table
-    from dratwin.trace.policies import POLICY_NAMES
 
     trace = find_trace(args.dir)
     seeds = parse_seeds(args.seeds)

@@ -25,6 +25,7 @@ from dratwin.scenario.judge import Judge
 from dratwin.scenario.model import AutoscalerSpec, ColdStartSpec, RatePoint
 from dratwin.scenario.plan import ArrivalPlan, ClusterPlan, Plan, ServicePlan, VariantPlan, WorkloadPlan
 from dratwin.scenario.sampling import DiurnalRate, Exponential, Fixed, LogNormal, RunTime, Uniform
+from dratwin.scheduler.scoring import SCORING_NAMES
 
 Child = Callable[[FieldPath, dict[str, Any]], LoadedObject]
 
@@ -32,9 +33,7 @@ DEFAULT_SEED = 0
 DEFAULT_VARIANT = "default"
 # The scheduler's NodeResourcesFit strategies, then the opt-in placement policies of the FGD paper's
 # simulator (reported beside the faithful result, never instead of it).
-SCORING_STRATEGIES = ("LeastAllocated", "MostAllocated")
-OPT_IN_POLICIES = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD")
-SCORING = (*SCORING_STRATEGIES, *OPT_IN_POLICIES)
+SCORING = SCORING_NAMES
 WORKLOAD_KINDS = frozenset({kind for _, kind in POD_TEMPLATES} | {"Pod"} - {"PodTemplate"})
 CLAIM_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "ConfigMap", "Secret", "Service",
                          "PodDisruptionBudget", "ServiceAccount", "ComputeDomain"})

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.state import ClusterState
+from dratwin.scheduler.framework import ScorePlugin
 from dratwin.scheduler.plugins.dynamic_resources import DynamicResources
 from dratwin.scheduler.plugins.node_affinity import NodeAffinity
 from dratwin.scheduler.plugins.node_name import NodeName
@@ -28,20 +29,30 @@ class Options:
     seed: int = 0
     scoring: ScoringStrategy = ScoringStrategy.LEAST_ALLOCATED
     percentage_of_nodes_to_score: int = 0
-
-
+    # An opt-in placement policy of the FGD paper (a key of dratwin.gpushare.names.PAPER_NAMES): it
+    # replaces every score plugin (see dratwin.scheduler.scoring); None: upstream's scoring.
+    policy: str | None = None
 
 
 def default_profile(cluster: ClusterState, options: Options, compiler: SelectorCompiler | None = None) -> Profile:
-    """kube-scheduler's default profile, reduced to the plugins that matter here, in upstream order."""
+    """kube-scheduler's default profile, reduced to the plugins that matter here, in upstream order.
+
+    With an opt-in policy (``options.policy``) the policy is the only score plugin, as the FGD paper's
+    simulator configures kube-scheduler; FGD measures fragmentation against the pods the cluster holds
+    (bound and pending) when the profile is built."""
     dra = DynamicResources(cluster, compiler)
     fit = NodeResourcesFit(options.scoring, dra_extended_resources=frozenset(dra.extended_classes))
     affinity = NodeAffinity()
     taints = TaintToleration()
+    scores: list[ScorePlugin] = [taints, affinity, fit, NodeResourcesBalancedAllocation(), dra]
+    if options.policy is not None:
+        from dratwin.scheduler.plugins.gpu_share_scores import GpuShareScore  # numpy: only for an opt-in policy
+
+        scores = [GpuShareScore(options.policy, cluster)]
     return Profile(
         pre_filters=[affinity, dra],
         filters=[NodeUnschedulable(), NodeName(), taints, affinity, fit, dra],
-        scores=[taints, affinity, fit, NodeResourcesBalancedAllocation(), dra],
+        scores=scores,
         dra=dra,
         percentage_of_nodes_to_score=options.percentage_of_nodes_to_score,
     )

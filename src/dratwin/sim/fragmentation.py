@@ -1,4 +1,4 @@
-"""GPU fragmentation over a run, as the FGD paper defines it (the measure is :mod:`dratwin.trace.fragmentation`).
+"""GPU fragmentation over a run, as the FGD paper defines it (the measure is :mod:`dratwin.gpushare.fragmentation`).
 
 At a sample, each GPU node is the paper's node: the free milli-GPU of each physical GPU (1000 for a free
 GPU, 0 for a held one; a MIG-partitioned GPU the compute shares of its free partitions, so a free 3g.20gb
@@ -20,18 +20,18 @@ import numpy as np
 
 from dratwin.allocator.state import DeviceID
 from dratwin.api.quantity import Quantity
-from dratwin.sim.accounting import TERMINAL_PHASES, Accountant
-from dratwin.sim.replicas import devices_of
-from dratwin.sim.services import cpu_request
-from dratwin.sim.store import Change, Store
-from dratwin.sim.workloads import pod_phase
-from dratwin.trace.fragmentation import (
+from dratwin.gpushare.fragmentation import (
     MILLI,
     FragmentationModel,
     TaskClass,
     cluster_fragmentation,
     target_workload,
 )
+from dratwin.sim.accounting import TERMINAL_PHASES, Accountant
+from dratwin.sim.replicas import devices_of
+from dratwin.sim.services import cpu_request
+from dratwin.sim.store import Change, Store
+from dratwin.sim.workloads import pod_phase
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from dratwin.cel import SelectorCompiler
 from dratwin.cluster.load import load_cluster
 from dratwin.errors import InputError
 from dratwin.scenario.model import ColdStartSpec, RunSpec
-from dratwin.scheduler.plugins.node_resources import ScoringStrategy
 from dratwin.scheduler.profile import Options
+from dratwin.scheduler.scoring import opt_in_note, scoring_named
 from dratwin.sim.accounting import HOUR, Accountant
 from dratwin.sim.clock import VirtualClock
 from dratwin.sim.coldstart import ColdStarts
@@ -75,7 +75,9 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     clock = VirtualClock()
     engine = Engine(clock)
     store = Store(loaded, clock, keep_log=options.keep_events)
-    scheduling = SchedulingController(engine, store, Options(spec.seed, ScoringStrategy(spec.scoring)), compiler)
+    scoring = scoring_named(spec.scoring)
+    scheduling = SchedulingController(engine, store, Options(spec.seed, scoring.strategy, policy=scoring.policy),
+                                      compiler)
     classes = [o.raw for o in spec.objects if o.kind == "PriorityClass"]
     workloads = WorkloadController(engine, store, random.Random(f"workloads/{spec.seed}"), scheduling.enqueue,
                                    classes)
@@ -120,6 +122,9 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     if options.check_invariants:
         checker.finish(spec.until_seconds)
     result = _result(spec, engine, store, scheduling, workloads, accountant)
+    note = opt_in_note(scoring)
+    if note is not None:
+        result.notes.append(note)
     if provisioner is not None:
         result.notes += provisioner.notes
         result.disruptions = provisioner.disruptions()
@@ -137,9 +142,10 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
 
 
 def _refuse_unsupported(spec: RunSpec) -> None:
-    if spec.scoring not in {s.value for s in ScoringStrategy}:
-        raise InputError(f"scoring {spec.scoring!r}: not a NodeResourcesFit strategy; use one of "
-                         f"{', '.join(s.value for s in ScoringStrategy)}")
+    try:
+        scoring_named(spec.scoring)
+    except ValueError as error:
+        raise InputError(f"scoring: {error}") from None
 
 
 def _result(spec: RunSpec, engine: Engine, store: Store, scheduling: SchedulingController,

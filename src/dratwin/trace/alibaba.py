@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from dratwin.errors import InputError
-
-MILLI = 1000  # gpu_milli of a whole GPU
+from dratwin.gpushare.fragmentation import MILLI  # gpu_milli of a whole GPU
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from dratwin.errors import InputError
-from dratwin.trace.alibaba import MILLI, AlibabaNode, AlibabaPod, read_nodes, read_pods
+from dratwin.gpushare.fragmentation import MILLI
+from dratwin.trace.alibaba import AlibabaNode, AlibabaPod, read_nodes, read_pods
 
 DRA, DEVICE_PLUGIN = "dra", "device-plugin"
 GPU_MANAGERS = (DRA, DEVICE_PLUGIN)

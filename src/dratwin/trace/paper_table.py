@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dratwin.errors import InputError
+from dratwin.gpushare.policies import PAPER_NAMES
 from dratwin.trace.alibaba import AlibabaNode, read_nodes, read_pods
-from dratwin.trace.gpu_cluster import task_from_pod
-from dratwin.trace.policies import PAPER_NAMES
 from dratwin.trace.replay import run_protocol
+from dratwin.trace.tasks import task_from_pod
 
 EXPECTED_FOLDER = "fgd-expected-results"
 EXPECTED_FILE = "analysis_allo_discrete.csv"

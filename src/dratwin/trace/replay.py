@@ -13,7 +13,9 @@ Weng et al., USENIX ATC '23, §5.1, as their simulator's artifact runs it:
    demand rounds to X% of capacity (within one point when no arrival rounds to X), as the artifact's
    ``analysis_allo_discrete`` computes it. Unallocated GPU % = 100 - that value.
 
-The loop is pure: it owns its :class:`GpuCluster`, draws from its own seeded random sources, and keeps
+Steps 1-3 draw from one random source seeded with the seed, in that order, as the artifact's global one.
+
+The loop is pure: it owns its :class:`GpuCluster`, draws from its run's seeded random source, and keeps
 per task shape the feasibility and scores of every node until the node changes.
 """
 
@@ -25,18 +27,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dratwin.gpushare.cluster import GpuCluster, Task
+from dratwin.gpushare.fragmentation import BoolArray, IntArray, TargetWorkload, target_workload
+from dratwin.gpushare.policies import Policy, make_policy
 from dratwin.trace.alibaba import AlibabaNode
-from dratwin.trace.fragmentation import BoolArray, IntArray, TargetWorkload, target_workload
-from dratwin.trace.gpu_cluster import GpuCluster, Task
-from dratwin.trace.policies import Policy, make_policy
 
 TUNE_RATIO = 1.3
 PAPER_SEEDS = tuple(range(42, 52))
 
 
-def tuned_arrivals(tasks: Sequence[Task], capacity_milli: int, seed: int, ratio: float = TUNE_RATIO) -> list[Task]:
-    """The arrival order of one run: the shuffled trace, tuned to ``ratio`` x ``capacity_milli``."""
-    rng = random.Random(seed)
+def tuned_arrivals(
+    tasks: Sequence[Task], capacity_milli: int, seed: int | random.Random, ratio: float = TUNE_RATIO
+) -> list[Task]:
+    """The arrival order of one run: the shuffled trace, tuned to ``ratio`` x ``capacity_milli``. ``seed``
+    may be the run's random source itself, which then goes on to the replay (see :func:`run_protocol`)."""
+    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
     arrivals = sorted(tasks, key=lambda t: t.name)
     rng.shuffle(arrivals)
     target = ratio * capacity_milli
@@ -56,7 +61,8 @@ def tuned_arrivals(tasks: Sequence[Task], capacity_milli: int, seed: int, ratio:
 
 @dataclass
 class ReplayResult:
-    """What one run recorded after every arrival (milli-GPU), and which arrivals failed."""
+    """What one run recorded after every arrival (milli-GPU), which arrivals failed and where each went
+    (``placements``: the node's name per arrival, "" for one that failed)."""
 
     policy: str
     seed: int
@@ -64,6 +70,7 @@ class ReplayResult:
     arrived_milli: IntArray
     allocated_milli: IntArray
     failed: list[str] = field(default_factory=list)
+    placements: list[str] = field(default_factory=list)
 
     def allocation_pct_at(self, arrival_pct: int) -> float | None:
         """The allocation ratio (%) at ``arrival_pct`` % arrived demand, as ``analysis_allo_discrete``."""
@@ -91,7 +98,10 @@ class _Shape:
     accepts: BoolArray
 
 
-def replay(nodes: Sequence[AlibabaNode], arrivals: Sequence[Task], policy: Policy, seed: int) -> ReplayResult:
+def replay(
+    nodes: Sequence[AlibabaNode], arrivals: Sequence[Task], policy: Policy, seed: int,
+    rng: random.Random | None = None,
+) -> ReplayResult:
     """Place ``arrivals`` in order on a fresh cluster of ``nodes`` with ``policy``.
 
     Ties among the best nodes go as in the paper's simulator, whose kube-scheduler picks the smallest
@@ -99,12 +109,13 @@ def replay(nodes: Sequence[AlibabaNode], arrivals: Sequence[Task], policy: Polic
     node name with its place in a seeded random permutation: each seed fixes one random priority order
     of the nodes, and ties always fall to the first of them."""
     cluster = GpuCluster(nodes)
-    rng = random.Random(seed)
+    rng = random.Random(seed) if rng is None else rng
     rank = np.array(rng.sample(range(len(cluster)), len(cluster)), dtype=np.int64)
     shapes: dict[tuple[int, int, object], _Shape] = {}
     arrived = np.zeros(len(arrivals), dtype=np.int64)
     allocated = np.zeros(len(arrivals), dtype=np.int64)
     failed: list[str] = []
+    placements: list[str] = []
     arrived_total, allocated_total = 0, 0
     count = len(cluster)
     for index, task in enumerate(arrivals):
@@ -127,12 +138,14 @@ def replay(nodes: Sequence[AlibabaNode], arrivals: Sequence[Task], policy: Polic
         row = _choose(np.flatnonzero(shape.feasible), shape.scores, policy, rank, rng)
         if row is None:
             failed.append(task.name)
+            placements.append("")
         else:
             cluster.place(row, task, policy.gpus(cluster, task, row, rng))
             allocated_total += task.gpu_total_milli
+            placements.append(cluster.names[row])
         arrived[index] = arrived_total
         allocated[index] = allocated_total
-    return ReplayResult(policy.name, seed, cluster.total_gpu_milli, arrived, allocated, failed)
+    return ReplayResult(policy.name, seed, cluster.total_gpu_milli, arrived, allocated, failed, placements)
 
 
 def _choose(
@@ -153,12 +166,18 @@ def run_protocol(
     workload: TargetWorkload | None = None,
 ) -> ReplayResult:
     """One run of the paper's protocol: tune the trace for ``seed``, replay it with the named policy.
-    FGD's target workload defaults to the trace's own task classes."""
+    FGD's target workload defaults to the trace's own task classes.
+
+    One random source serves the whole run, in the artifact's order (its one global source seeded with the
+    seed: shuffle, tuning, then the node order, then the policy's draws). Two sources seeded alike would
+    not be independent: the node order would follow the shuffle's draws, and the policies whose ties
+    decide much of the placement (GpuPacking, GpuClustering on CPU-only tasks) would read high."""
     if workload is None:
         workload = target_workload(t.task_class for t in tasks)
     capacity = sum(n.gpus for n in nodes) * 1000
     policy = make_policy(policy_name, workload)
-    return replay(nodes, tuned_arrivals(tasks, capacity, seed), policy, seed)
+    rng = random.Random(seed)
+    return replay(nodes, tuned_arrivals(tasks, capacity, rng), policy, seed, rng)
 
 
 __all__ = ["PAPER_SEEDS", "TUNE_RATIO", "ReplayResult", "replay", "run_protocol", "tuned_arrivals"]

@@ -2,7 +2,7 @@
 
 Weng et al., "Beware of Fragmentation", USENIX ATC '23: Random, DotProd, GpuClustering, GpuPacking,
 BestFit and FGD (fragmentation gradient descent). The scores are those of
-:mod:`dratwin.trace.policies` (each cites its formula), computed on what the cluster state says about a
+:mod:`dratwin.gpushare.policies` (each cites its formula), computed on what the cluster state says about a
 node: its GPUs are the devices of its ResourceSlices from ``driver`` that have a consumable capacity
 ``capacity`` (the share, 1000 for a whole GPU, as ``dratwin trace import`` publishes them), less what
 allocated claims consume (an exclusively allocated GPU has nothing left); CPU and memory are the node's
@@ -13,6 +13,11 @@ The plugin only scores; the DRA allocator still picks the devices, first fit. So
 node whose best GPU choice fragments the least, as the paper's score does, but the GPU the allocator
 takes on that node may differ from the one the paper's simulator would reserve. Random scores every
 node alike: kube-scheduler's random tie-break then places at random.
+
+FGD's target workload is given, or else the task classes of the pods the cluster holds (bound and
+pending) when the plugin is made, CPU-only pods included, as the paper's simulator takes the typical pods
+of the workload it runs. It stays fixed while the plugin lives: the scheduler keeps a node's scores until
+that node changes, which holds only if the measure does not change under it.
 """
 
 from __future__ import annotations
@@ -25,11 +30,11 @@ from dratwin.allocator.state import DeviceID
 from dratwin.api.quantity import Quantity
 from dratwin.api.resource import ResourceClaimSpec
 from dratwin.cluster.state import ClusterState
+from dratwin.gpushare.cluster import GpuCluster, GpuNode, Task
+from dratwin.gpushare.fragmentation import MILLI, TargetWorkload, TaskClass, target_workload
+from dratwin.gpushare.policies import PAPER_NAMES, Policy, make_policy
 from dratwin.scheduler.framework import CycleState, NodeInfo, PodInfo
-from dratwin.trace.alibaba import AlibabaNode
-from dratwin.trace.fragmentation import MILLI, TargetWorkload, TaskClass
-from dratwin.trace.gpu_cluster import GpuCluster, Task
-from dratwin.trace.policies import PAPER_NAMES, Policy, make_policy
+from dratwin.scheduler.resources import make_pod_info
 
 MIB = 1024 * 1024
 DEFAULT_DRIVER = "gpu.nvidia.com"
@@ -54,17 +59,27 @@ class GpuShareScore:
         self, policy: str, cluster: ClusterState, workload: TargetWorkload | None = None, weight: int = 1,
         driver: str = DEFAULT_DRIVER, capacity: str = DEFAULT_CAPACITY,
     ) -> None:
-        self.policy: Policy = make_policy(policy, workload or TargetWorkload((), ()))
         self.name = f"{PAPER_NAMES[policy]}Score"
         self.weight = weight
         self.cluster = cluster
         self.driver = driver
         self.capacity = capacity
+        if workload is None and policy == "fgd":
+            workload = self.cluster_workload()
+        self.policy_name = policy
+        self.workload = workload or TargetWorkload((), ())
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         task = self.task_of(pod)
         view = self.node_view(node)
-        return int(self.policy.scores(view, task, np.zeros(1, dtype=np.int64))[0])
+        # A policy per view: FGD keeps each node's fragmentation by the node's place and version, which
+        # every one-node view shares.
+        policy: Policy = make_policy(self.policy_name, self.workload)
+        return int(policy.scores(view, task, np.zeros(1, dtype=np.int64))[0])
+
+    def cluster_workload(self) -> TargetWorkload:
+        """The target workload of the pods the cluster holds, bound and pending."""
+        return target_workload(self.task_of(make_pod_info(r.pod)).task_class for r in self.cluster.pods.values())
 
     def normalize(self, state: CycleState, pod: PodInfo, scores: dict[str, int]) -> None:
         return None
@@ -97,7 +112,7 @@ class GpuShareScore:
         lefts, model = self._gpu_lefts(node.name)
         cpu = node.allocatable.get("cpu", 0)
         memory = node.allocatable.get("memory", 0) // MIB
-        view = GpuCluster([AlibabaNode(node.name, cpu, memory, len(lefts), model)])
+        view = GpuCluster([GpuNode(node.name, cpu, memory, len(lefts), model)])
         if lefts:
             view.gpu_left[0, : len(lefts)] = lefts
         view.cpu_left[0] = cpu - node.requested.get("cpu", 0)
@@ -119,7 +134,7 @@ class GpuShareScore:
         allocated = self.cluster.allocated
         lefts: list[int] = []
         model = ""
-        for resource_slice in self.cluster.slices:
+        for resource_slice in self.cluster.slice_index.for_node(node):  # not a scan of every slice per node
             spec = resource_slice.spec
             if spec.node_name != node or spec.driver != self.driver:
                 continue

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from dratwin.trace.fragmentation import (
+from dratwin.gpushare.fragmentation import (
     FragmentationModel,
     TargetWorkload,
     TaskClass,

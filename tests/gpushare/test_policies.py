@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from tests.builders.gpu_trace import BuiltNode, cluster, gpu_node, task
 
-from dratwin.trace.fragmentation import TargetWorkload, TaskClass
-from dratwin.trace.gpu_cluster import Task
-from dratwin.trace.policies import POLICY_NAMES, FgdPolicy, best_fit_gpu, make_policy
+from dratwin.gpushare.cluster import Task
+from dratwin.gpushare.fragmentation import TargetWorkload, TaskClass
+from dratwin.gpushare.policies import POLICY_NAMES, FgdPolicy, best_fit_gpu, make_policy
 
 HALF_USED = gpu_node("half", used=[1000] * 4, cpu_used=32_000)  # 64 CPUs and 4 idle GPUs left
 IDLE = gpu_node("idle")  # 96 CPUs, 8 idle GPUs

@@ -13,7 +13,7 @@ policy's GPU selection then picks the GPUs on that node. Each policy scores only
 - **GpuPacking**: partially used GPUs first, then partially used nodes' idle GPUs, then idle nodes.
 - **BestFit**: the node with the least CPU and GPU left after placement (equal weights, by the largest node).
 - **FGD**: the node (and GPU) where the fragmentation of the target workload
-  (:mod:`dratwin.trace.fragmentation`) grows the least: score = sigmoid(-ΔF / 1000) × 100.
+  (:mod:`dratwin.gpushare.fragmentation`) grows the least: score = sigmoid(-ΔF / 1000) × 100.
 
 Whole GPUs always go to the node's first idle GPUs; DotProd, GpuClustering, GpuPacking and BestFit put a
 share on the fullest GPU that still has it (best fit), FGD on the GPU it scored best.
@@ -26,8 +26,9 @@ from typing import Protocol
 
 import numpy as np
 
-from dratwin.trace.fragmentation import MILLI, FloatArray, FragmentationModel, IntArray, TargetWorkload
-from dratwin.trace.gpu_cluster import GpuCluster, Task, first_idle_gpus
+from dratwin.gpushare.cluster import GpuCluster, Task, first_idle_gpus
+from dratwin.gpushare.fragmentation import MILLI, FloatArray, FragmentationModel, IntArray, TargetWorkload
+from dratwin.gpushare.names import PAPER_NAMES, POLICY_NAMES
 
 MAX_SCORE = 100
 LARGEST_NODE_CPU_MILLI = 128_000  # the paper's normalisation: the largest node of the trace
@@ -241,15 +242,6 @@ def _truncate(values: FloatArray) -> IntArray:
     return result
 
 
-POLICY_NAMES = ("random", "dotprod", "gpuclustering", "gpupacking", "bestfit", "fgd")
-PAPER_NAMES = {
-    "random": "Random",
-    "dotprod": "DotProd",
-    "gpuclustering": "GpuClustering",
-    "gpupacking": "GpuPacking",
-    "bestfit": "BestFit",
-    "fgd": "FGD",
-}
 
 
 def make_policy(name: str, workload: TargetWorkload) -> Policy:

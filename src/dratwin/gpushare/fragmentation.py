@@ -13,7 +13,7 @@ of the tasks, renormalised, as the paper's simulator takes them). For one node a
 
 The node's fragmentation is the popularity-weighted sum over the classes, in milli-GPU; the cluster's is
 the sum over its nodes. FGD places each task where this measure grows the least (see
-:mod:`dratwin.trace.policies`).
+:mod:`dratwin.gpushare.policies`).
 
 The measure is vectorised over many nodes (rows of numpy arrays) so that scoring every node of a
 1,213-node cluster stays cheap; :func:`node_fragmentation` is the one-node form of the same computation.
@@ -29,8 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from dratwin.trace.alibaba import MILLI
-
+MILLI = 1000  # the share of a whole GPU, in milli-GPU
 POPULARITY_THRESHOLD_PCT = 95  # the paper's artifact: the top classes covering 95% of the tasks
 
 IntArray = npt.NDArray[np.int64]

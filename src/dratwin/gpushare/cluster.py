@@ -1,7 +1,8 @@
-"""The GPU-sharing cluster a trace replay places tasks on: per node, free CPU, memory and milli-GPU per GPU.
+"""The GPU-sharing cluster the paper's policies score: per node, free CPU, memory and milli-GPU per GPU.
 
-One owner (the replay loop) mutates it through :meth:`GpuCluster.place`; every node has a ``version``
-that changes whenever something lands on it, so that scores computed for a node stay valid until then.
+One owner (a trace replay's loop) mutates it through :meth:`GpuCluster.place`; every node has a
+``version`` that changes whenever something lands on it, so that scores computed for a node stay valid
+until then. A score plugin builds a one-node cluster per node it scores and only reads it.
 GPUs are columns of ``gpu_left`` (free milli-GPU, 1000 = idle); a node with fewer GPUs than the widest
 node has 0 in the columns it lacks, which no task can use and no measure counts.
 """
@@ -10,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from dratwin.trace.alibaba import AlibabaNode, AlibabaPod
-from dratwin.trace.fragmentation import MILLI, BoolArray, IntArray, TaskClass
+from dratwin.gpushare.fragmentation import MILLI, BoolArray, IntArray, TaskClass
 
 # kube-scheduler scores a container without a CPU request as if it asked for 100m (non-zero defaults).
 DEFAULT_SCORING_CPU_MILLI = 100
@@ -49,19 +50,37 @@ class Task:
         return self.task_class.gpu_milli > 0 and self.task_class.num_gpu > 0
 
 
-def task_from_pod(pod: AlibabaPod) -> Task:
-    """The task of a trace pod. As the paper's simulator reads the trace: a pod without GPUs asks for no
-    share, a share above 1000 is a whole GPU, and a CPU request of 0 scores as 100m."""
-    share = 0 if pod.num_gpu == 0 else min(max(pod.gpu_milli, 0), MILLI)
-    count = pod.num_gpu if share > 0 else 0
-    task_class = TaskClass(pod.cpu_milli or DEFAULT_SCORING_CPU_MILLI, share, count, pod.gpu_spec)
-    return Task(pod.name, pod.cpu_milli, pod.memory_mib, task_class)
+class NodeShape(Protocol):
+    """What the cluster reads of a node: CPU in millicores, memory in MiB, its GPUs and their model
+    ("" for a node without GPUs)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def cpu_milli(self) -> int: ...
+    @property
+    def memory_mib(self) -> int: ...
+    @property
+    def gpus(self) -> int: ...
+    @property
+    def model(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class GpuNode:
+    """A node as the cluster reads it (see :class:`NodeShape`)."""
+
+    name: str
+    cpu_milli: int
+    memory_mib: int
+    gpus: int
+    model: str
 
 
 class GpuCluster:
     """Free resources of every node, as arrays (one row per node)."""
 
-    def __init__(self, nodes: Sequence[AlibabaNode]) -> None:
+    def __init__(self, nodes: Sequence[NodeShape]) -> None:
         self.names = [n.name for n in nodes]
         self.models: tuple[str, ...] = tuple(sorted({n.model for n in nodes}))
         model_index = {m: i for i, m in enumerate(self.models)}
@@ -130,4 +149,4 @@ def first_idle_gpus(gpu_left: Sequence[int] | IntArray, count: int) -> list[int]
     return idle[:count]
 
 
-__all__ = ["DEFAULT_SCORING_CPU_MILLI", "GpuCluster", "Task", "first_idle_gpus", "task_from_pod"]
+__all__ = ["DEFAULT_SCORING_CPU_MILLI", "GpuCluster", "GpuNode", "NodeShape", "Task", "first_idle_gpus"]
