@@ -48,6 +48,7 @@ MIN_CANDIDATE_NODES_ABSOLUTE = 100
 _INT32_OFFSET = 2**31  # upstream adds MaxInt32+1 so that negative priorities sum sensibly
 
 FitsFunc = Callable[[PodInfo, NodeInfo], Status]
+_NO_VICTIMS = unresolvable(NO_VICTIMS_REASON)
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,22 @@ def find_preemption(
     if not run.candidates:
         return None
     return _pick(run.candidates)
+
+
+def preempt_or_explain(
+    pod: PodInfo,
+    nodes: Sequence[NodeInfo],
+    statuses: Mapping[str, Status],
+    fits: FitsFunc,
+) -> tuple[PreemptionResult | None, str]:
+    """:func:`find_preemption` (without ``rng``) and, when it finds nothing, :func:`preemption_message`,
+    from one dry run (both would run the same one)."""
+    if _never_preempts(pod):
+        return None, PREEMPTION_PREFIX + NEVER_MESSAGE
+    run = _dry_run(pod, nodes, statuses, fits, None)
+    if run.candidates:
+        return _pick(run.candidates), ""
+    return None, PREEMPTION_PREFIX + fit_error_message(len(nodes), run.statuses, absent_reason=NOT_HELPFUL_REASON)
 
 
 def why_no_preemption(
@@ -163,8 +180,10 @@ def fit_error_message(
         message += f" {pre_filter_msg}."
     else:
         counts: Counter[str] = Counter()
-        for status in statuses.values():
-            counts.update(status.reasons)
+        # Nodes share a few distinct reason lists: count those (in C), then their reasons.
+        for reasons, nodes in Counter(status.reasons for status in statuses.values()).items():
+            for reason in reasons:
+                counts[reason] += nodes
         if absent_reason is not None and len(statuses) < num_all_nodes:
             counts[absent_reason] += num_all_nodes - len(statuses)
         histogram = sorted(f"{count} {reason}" for reason, count in counts.items())
@@ -195,15 +214,20 @@ def _dry_run(
     fits: FitsFunc,
     rng: random.Random | None,
 ) -> _DryRun:
-    potential = [n for n in nodes if (s := statuses.get(n.name)) is not None and s.code is Code.UNSCHEDULABLE]
+    unschedulable = Code.UNSCHEDULABLE
+    potential = [n for n in nodes if (s := statuses.get(n.name)) is not None and s.code is unschedulable]
     candidates: list[_Candidate] = []
     node_statuses: dict[str, Status] = {}
     if not potential:
         return _DryRun(candidates, node_statuses)
     wanted = num_candidates(len(potential))
     offset = rng.randrange(len(potential)) if rng is not None else 0
+    priority = pod.priority
     for i in range(len(potential)):
         node = potential[(offset + i) % len(potential)]
+        if not any(p.priority < priority for p in node.pods):
+            node_statuses[node.name] = _NO_VICTIMS  # what select_victims_on_node says, without its copy
+            continue
         victims, status = select_victims_on_node(pod, node, fits)
         if victims:
             candidates.append(_Candidate(node.name, victims, i))
@@ -283,6 +307,7 @@ __all__ = [
     "find_preemption",
     "fit_error_message",
     "num_candidates",
+    "preempt_or_explain",
     "preemption_message",
     "select_victims_on_node",
     "why_no_preemption",

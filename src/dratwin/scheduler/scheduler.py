@@ -13,7 +13,8 @@ import heapq
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import compress, islice
+from itertools import compress, islice, repeat
+from operator import is_
 from typing import Any
 
 import msgspec
@@ -32,7 +33,7 @@ from dratwin.scheduler.framework import (
 )
 from dratwin.scheduler.node_selection import num_feasible_nodes_to_find, pick_tied
 from dratwin.scheduler.plugins.dynamic_resources import DynamicResources, ExtendedRequest
-from dratwin.scheduler.preemption import find_preemption, fit_error_message, preemption_message
+from dratwin.scheduler.preemption import fit_error_message, preempt_or_explain
 
 SHAPE_KEY = "PodShape"
 _FEW = 32  # below this many out-of-date slots, sorting them beats scanning every position
@@ -144,6 +145,7 @@ class Scheduler:
         self._journal = cluster.node_journal
         assert all(n.journal is self._journal for n in self.node_order), "a node outside the cluster's journal"
         self._position_of = {id(n): i for i, n in enumerate(self.node_order)}
+        self._names = [n.name for n in self.node_order]
         self._positions = list(range(len(self.node_order))) * 2  # a window of it is one cycle's walk order
         # Each distinct row of raw scores (one per score plugin) gets a number: a shape's table keeps the
         # number per node, and a cycle scores its distinct rows, not its hundreds of nodes.
@@ -196,6 +198,7 @@ class Scheduler:
         if special is not None:
             self.binder.create_extended_claim(pod, special, dra.extended_requests(state))
         self.binder.bind(pod, chosen, allocations, dra.claims_to_reserve(state, chosen))
+        self._spec_keys.pop(pod.key, None)  # a bound pod is not scheduled again: its key would only be kept
         return Attempt(pod.key, node=chosen, allocations=allocations)
 
     # ---- phases ------------------------------------------------------------------------------------
@@ -244,8 +247,10 @@ class Scheduler:
                     break
         self.next_start_node = (start + checked) % count
         if not feasible:
-            rejections = ((nodes[p].name, table.statuses[p]) for p in walk)
-            diagnosis.nodes.update((name, status) for name, status in rejections if status is not None)
+            statuses = table.statuses[start:] + table.statuses[:start]  # in walk order, as upstream records them
+            diagnosis.nodes.update(zip(self._names[start:] + self._names[:start], statuses, strict=True))
+            if any(map(is_, statuses, repeat(None))):  # a node never filtered for this shape
+                diagnosis.nodes = {name: status for name, status in diagnosis.nodes.items() if status is not None}
         return feasible, None
 
     def _shape(self, state: CycleState, pod: PodInfo) -> tuple[Any, ...]:
@@ -316,11 +321,10 @@ class Scheduler:
         def fits(p: PodInfo, n: NodeInfo) -> Status:
             return self._run_filters(state, p, n)
 
-        result = find_preemption(pod, nodes, statuses, fits)
+        result, preemption = preempt_or_explain(pod, nodes, statuses, fits)
         if result is None:
             # Every PostFilter plugin that says no adds its reason: DynamicResources first, then preemption,
             # except that a pod that may not preempt ends the chain with preemption's unresolvable answer.
-            preemption = preemption_message(pod, nodes, statuses, fits)
             if pod.pod.spec.preemption_policy == "Never":
                 diagnosis.post_filter = preemption
             else:
