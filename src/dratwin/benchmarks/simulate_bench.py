@@ -38,23 +38,37 @@ _SOURCE = SourceLocation("<benchmark>")
 Raw = dict[str, Any]
 
 
+@dataclasses.dataclass(frozen=True)
+class NodeShape:
+    instance_type: str
+    cpu: int
+    memory_gi: int
+    gpus: int
+    gpu_memory_gi: int
+
+
+P5 = NodeShape("p5.48xlarge", 192, 2048, GPUS_PER_NODE, 80)
+
+
 def _obj(raw: Raw) -> LoadedObject:
     return LoadedObject(raw, _SOURCE)
 
 
-def _node(index: int) -> Raw:
-    name = f"gpu-{index:04d}"
-    allocatable = {"cpu": "192", "memory": "2048Gi", "pods": "110"}
-    labels = {"kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": "p5.48xlarge",
+def _node(index: int, shape: NodeShape | None = None, name: str = "") -> Raw:
+    shape = shape or P5
+    name = name or f"gpu-{index:04d}"
+    allocatable = {"cpu": str(shape.cpu), "memory": f"{shape.memory_gi}Gi", "pods": "110"}
+    labels = {"kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": shape.instance_type,
               "topology.kubernetes.io/zone": f"us-east-1{'abc'[index % 3]}"}
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
             "status": {"capacity": allocatable, "allocatable": allocatable}}
 
 
-def _slice(index: int) -> Raw:
-    name = f"gpu-{index:04d}"
+def _slice(index: int, shape: NodeShape | None = None, name: str = "") -> Raw:
+    shape = shape or P5
+    name = name or f"gpu-{index:04d}"
     devices = [{"name": f"gpu-{i}", "attributes": {"type": {"string": "gpu"}, "index": {"int": i}},
-                "capacity": {"memory": {"value": "80Gi"}}} for i in range(GPUS_PER_NODE)]
+                "capacity": {"memory": {"value": f"{shape.gpu_memory_gi}Gi"}}} for i in range(shape.gpus)]
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{name}-gpus"},
             "spec": {"driver": DRIVER, "nodeName": name, "pool": {"name": name, "generation": 1,
                                                                    "resourceSliceCount": 1}, "devices": devices}}
@@ -92,6 +106,70 @@ def week_spec(seed: int = 1, nodes: int = NODES, jobs: int = JOBS, until: float 
         arrivals.append(Arrival(round(at, 3), (_obj(_job(index, gpus)),), round(run_seconds, 3)))
     return RunSpec(scenario="week-10k-jobs-1k-nodes", variant="default", seed=seed, until_seconds=until,
                    objects=tuple(objects), arrivals=tuple(arrivals))
+
+
+MONTH = 30 * 86400.0
+MONTH_NODES = 10_000
+MONTH_PODS = 100_000
+MONTH_TARGET_S = 600.0
+MONTH_TARGET_RSS_MIB = 4096.0
+# The month's fleet, in tenths: 4 p5.48xlarge (8 H100), 4 g6e.12xlarge (4 L40S), 2 g6e.2xlarge (1 L40S).
+FLEET = ((NodeShape("p5.48xlarge", 192, 2048, 8, 80), 4), (NodeShape("g6e.12xlarge", 48, 384, 4, 48), 4),
+         (NodeShape("g6e.2xlarge", 8, 64, 1, 48), 2))
+MONTH_SIZES = ((1, 25), (2, 25), (4, 25), (8, 25))
+MONTH_RUN_SECONDS = (3600.0, 18 * 86400.0)  # log-uniform
+BACKLOG_SHARE, BACKLOG_SECONDS = 0.10, 12 * 3600.0  # a tenth of the Jobs is submitted in the first 12 hours
+
+
+def month_spec(seed: int = 1, nodes: int = MONTH_NODES, pods: int = MONTH_PODS, until: float = MONTH) -> RunSpec:
+    """The month: a mixed GPU fleet, one-pod Jobs of 1/2/4/8 GPUs running 1 hour to 3 weeks (log-uniform);
+    a quarter of them is a backlog submitted in the first 12 hours (it queues: more than the fleet takes
+    at once), the rest arrive uniformly over the month. Offered about 85 % of the GPUs once the fleet
+    is full, about 74 % of the month's GPU-hours allocated (:func:`month_offered_load`)."""
+    rng = random.Random(seed)
+    selector = f"device.driver == '{DRIVER}'"
+    objects = [_obj({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DRIVER},
+                     "spec": {"selectors": [{"cel": {"expression": selector}}]}})]
+    objects += [_obj(_template(size)) for size, _ in MONTH_SIZES]
+    for index, shape in enumerate(month_fleet(nodes)):
+        name = f"{shape.instance_type.split('.')[0]}-{index:05d}"
+        objects += [_obj(_node(index, shape, name)), _obj(_slice(index, shape, name))]
+    arrivals = []
+    for index, (at, gpus, run_seconds) in enumerate(_month_jobs(rng, pods, until)):
+        arrivals.append(Arrival(round(at, 3), (_obj(_job(index, gpus)),), round(run_seconds, 3)))
+    return RunSpec(scenario="month-100k-pods-10k-nodes", variant="default", seed=seed, until_seconds=until,
+                   objects=tuple(objects), arrivals=tuple(arrivals))
+
+
+def month_fleet(nodes: int) -> list[NodeShape]:
+    """``nodes`` nodes in the proportions of :data:`FLEET`, interleaved (every tenth node the same mix)."""
+    pattern = [shape for shape, tenths in FLEET for _ in range(tenths)]
+    return [pattern[index % len(pattern)] for index in range(nodes)]
+
+
+def _month_jobs(rng: random.Random, pods: int, until: float) -> list[tuple[float, int, float]]:
+    sizes, weights = [s for s, _ in MONTH_SIZES], [w for _, w in MONTH_SIZES]
+    low, high = (math.log(s) for s in MONTH_RUN_SECONDS)
+    jobs = []
+    for _ in range(pods):
+        backlog = rng.random() < BACKLOG_SHARE
+        at = rng.uniform(0, min(BACKLOG_SECONDS, until) if backlog else until)
+        jobs.append((at, rng.choices(sizes, weights)[0], math.exp(rng.uniform(low, high))))
+    return sorted(jobs)
+
+
+def month_offered_load(spec: RunSpec, nodes: int) -> tuple[float, float]:
+    """(GPU-seconds the Jobs ask for within the run, and in all) over the fleet's GPU-seconds: the share
+    of GPU-hours the month would allocate if nothing waited, and the load once the fleet is full."""
+    capacity = sum(shape.gpus for shape in month_fleet(nodes)) * spec.until_seconds
+    within = total = 0.0
+    for arrival in spec.arrivals:
+        gpus = int(arrival.objects[0].raw["spec"]["template"]["spec"]["resourceClaims"][0]
+                   ["resourceClaimTemplateName"].split("-")[1])
+        run_seconds = arrival.run_seconds or 0.0
+        within += gpus * min(run_seconds, spec.until_seconds - arrival.at_seconds)
+        total += gpus * run_seconds
+    return within / capacity, total / capacity
 
 
 def _serving_deployment() -> Raw:

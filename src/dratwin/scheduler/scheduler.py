@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice, repeat
 from operator import is_
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -248,9 +248,11 @@ class Scheduler:
         self.next_start_node = (start + checked) % count
         if not feasible:
             statuses = table.statuses[start:] + table.statuses[:start]  # in walk order, as upstream records them
-            diagnosis.nodes.update(zip(self._names[start:] + self._names[:start], statuses, strict=True))
+            names = self._names[start:] + self._names[:start]
             if any(map(is_, statuses, repeat(None))):  # a node never filtered for this shape
-                diagnosis.nodes = {name: status for name, status in diagnosis.nodes.items() if status is not None}
+                diagnosis.nodes.update((n, s) for n, s in zip(names, statuses, strict=True) if s is not None)
+            else:
+                diagnosis.nodes.update(zip(names, cast(list[Status], statuses), strict=True))
         return feasible, None
 
     def _shape(self, state: CycleState, pod: PodInfo) -> tuple[Any, ...]:
