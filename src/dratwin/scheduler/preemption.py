@@ -119,6 +119,14 @@ def preempt_or_explain(
     return None, PREEMPTION_PREFIX + fit_error_message(len(nodes), run.statuses, absent_reason=NOT_HELPFUL_REASON)
 
 
+def no_victims_message(num_nodes: int, unschedulable_nodes: int) -> str:
+    """:func:`preemption_message` when no node holds a pod of lower priority than the preemptor: each node
+    whose status is Unschedulable has no victims, preemption cannot help on the others."""
+    lists: dict[tuple[str, ...], int] = {(NO_VICTIMS_REASON,): unschedulable_nodes,
+                                         (NOT_HELPFUL_REASON,): num_nodes - unschedulable_nodes}
+    return PREEMPTION_PREFIX + counted_fit_error_message(num_nodes, lists)
+
+
 def why_no_preemption(
     pod: PodInfo,
     nodes: Sequence[NodeInfo],
@@ -175,18 +183,31 @@ def fit_error_message(
     without a status count under ``absent_reason`` when one is given. A PreFilter rejection replaces
     the per-node histogram.
     """
+    # Nodes share a few distinct reason lists: count those (in C), then their reasons.
+    lists = Counter(status.reasons for status in statuses.values()) if not pre_filter_msg else Counter()
+    if absent_reason is not None and len(statuses) < num_all_nodes:
+        lists[(absent_reason,)] += num_all_nodes - len(statuses)
+    return counted_fit_error_message(num_all_nodes, lists, pre_filter_msg=pre_filter_msg,
+                                     post_filter_msg=post_filter_msg)
+
+
+def counted_fit_error_message(
+    num_all_nodes: int,
+    reason_lists: Mapping[tuple[str, ...], int],
+    *,
+    pre_filter_msg: str = "",
+    post_filter_msg: str = "",
+) -> str:
+    """:func:`fit_error_message` from how many nodes gave each list of reasons (what a cache keeps)."""
     message = NO_NODE_AVAILABLE.format(num_all_nodes) + ":"
     if pre_filter_msg:
         message += f" {pre_filter_msg}."
     else:
         counts: Counter[str] = Counter()
-        # Nodes share a few distinct reason lists: count those (in C), then their reasons.
-        for reasons, nodes in Counter(status.reasons for status in statuses.values()).items():
+        for reasons, nodes in reason_lists.items():
             for reason in reasons:
                 counts[reason] += nodes
-        if absent_reason is not None and len(statuses) < num_all_nodes:
-            counts[absent_reason] += num_all_nodes - len(statuses)
-        histogram = sorted(f"{count} {reason}" for reason, count in counts.items())
+        histogram = sorted(f"{count} {reason}" for reason, count in counts.items() if count > 0)
         if histogram:
             message += f" {', '.join(histogram)}."
     if post_filter_msg:
@@ -304,8 +325,10 @@ __all__ = [
     "NO_VICTIMS_REASON",
     "FitsFunc",
     "PreemptionResult",
+    "counted_fit_error_message",
     "find_preemption",
     "fit_error_message",
+    "no_victims_message",
     "num_candidates",
     "preempt_or_explain",
     "preemption_message",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice, repeat
@@ -33,7 +34,12 @@ from dratwin.scheduler.framework import (
 )
 from dratwin.scheduler.node_selection import num_feasible_nodes_to_find, pick_tied
 from dratwin.scheduler.plugins.dynamic_resources import DynamicResources, ExtendedRequest
-from dratwin.scheduler.preemption import fit_error_message, preempt_or_explain
+from dratwin.scheduler.preemption import (
+    counted_fit_error_message,
+    fit_error_message,
+    no_victims_message,
+    preempt_or_explain,
+)
 
 SHAPE_KEY = "PodShape"
 _FEW = 32  # below this many out-of-date slots, sorting them beats scanning every position
@@ -55,10 +61,15 @@ class _ShapeTable:
     ok: list[bool]
     statuses: list[Status | None]
     rows: list[int]  # the number of each node's row of raw scores (Scheduler._row_id), once scored
+    # How many slots hold each list of reasons, and how many an Unschedulable status: a failed cycle's
+    # message and preemption summary without a pass over thousands of nodes.
+    reason_lists: Counter[tuple[str, ...]]
+    unschedulable: int = 0
 
     @classmethod
     def empty(cls, count: int, dra_global: int, seen: int) -> _ShapeTable:
-        return cls(dra_global, seen, set(range(count)), [False] * count, [None] * count, [_UNSCORED] * count)
+        return cls(dra_global, seen, set(range(count)), [False] * count, [None] * count, [_UNSCORED] * count,
+                   Counter())
 
     def out_of_date(self, journal: list[NodeInfo], positions: dict[int, int], dra_global: int, start: int,
                     count: int) -> list[int]:
@@ -77,6 +88,12 @@ class _ShapeTable:
 
     def store(self, position: int, status: Status) -> None:
         self.stale.discard(position)
+        old = self.statuses[position]
+        if old is not None:
+            self.reason_lists[old.reasons] -= 1
+            self.unschedulable -= old.code is Code.UNSCHEDULABLE
+        self.reason_lists[status.reasons] += 1
+        self.unschedulable += status.code is Code.UNSCHEDULABLE
         self.ok[position] = status.ok
         self.statuses[position] = status
         self.rows[position] = _UNSCORED
@@ -101,10 +118,15 @@ class Diagnosis:
     pre_filter: Status | None = None
     nodes: dict[str, Status] = field(default_factory=dict)
     post_filter: str = ""
+    # The statuses of ``nodes`` counted by list of reasons, and the Unschedulable ones (when known).
+    reason_lists: Counter[tuple[str, ...]] | None = None
+    unschedulable_nodes: int = 0
 
     def message(self) -> str:
         """kube-scheduler's FailedScheduling text: ``0/N nodes are available: ...``."""
         pre_filter = "; ".join(self.pre_filter.reasons) if self.pre_filter is not None else ""
+        if self.reason_lists is not None and self.pre_filter is None:
+            return counted_fit_error_message(self.num_nodes, self.reason_lists, post_filter_msg=self.post_filter)
         return fit_error_message(
             self.num_nodes, self.nodes, pre_filter_msg=pre_filter, post_filter_msg=self.post_filter
         )
@@ -152,6 +174,7 @@ class Scheduler:
         self._rows: dict[tuple[int, ...], int] = {}
         self._row_values: list[tuple[int, ...]] = []
         self._spec_keys: dict[str, bytes] = {}
+        self._lowest: tuple[int, int | None] = (-1, None)  # (journal length, lowest priority of a pod on a node)
 
     def run(self, pods: Sequence[PodInfo], until: str | None = None) -> list[Attempt]:
         """Schedule ``pods`` in queue order (priority, then creation order); a preemptor is retried once
@@ -253,6 +276,7 @@ class Scheduler:
                 diagnosis.nodes.update((n, s) for n, s in zip(names, statuses, strict=True) if s is not None)
             else:
                 diagnosis.nodes.update(zip(names, cast(list[Status], statuses), strict=True))
+                diagnosis.reason_lists, diagnosis.unschedulable_nodes = +table.reason_lists, table.unschedulable
         return feasible, None
 
     def _shape(self, state: CycleState, pod: PodInfo) -> tuple[Any, ...]:
@@ -323,7 +347,12 @@ class Scheduler:
         def fits(p: PodInfo, n: NodeInfo) -> Status:
             return self._run_filters(state, p, n)
 
-        result, preemption = preempt_or_explain(pod, nodes, statuses, fits)
+        if diagnosis.reason_lists is not None and not self._holds_lower_priority(pod.priority) and \
+                pod.pod.spec.preemption_policy != "Never":
+            # No pod anywhere could be a victim: the dry run's answer, from the counts.
+            result, preemption = None, no_victims_message(len(nodes), diagnosis.unschedulable_nodes)
+        else:
+            result, preemption = preempt_or_explain(pod, nodes, statuses, fits)
         if result is None:
             # Every PostFilter plugin that says no adds its reason: DynamicResources first, then preemption,
             # except that a pod that may not preempt ends the chain with preemption's unresolvable answer.
@@ -339,6 +368,14 @@ class Scheduler:
         attempt.victims = victims
         attempt.nominated_node = result.node_name
         return attempt
+
+    def _holds_lower_priority(self, priority: int) -> bool:
+        """Whether some pod on a node has a priority below ``priority`` (the lowest found again only after
+        a node changed)."""
+        if self._lowest[0] != len(self._journal):
+            lowest = min((p.priority for node in self.node_order for p in node.pods), default=None)
+            self._lowest = (len(self._journal), lowest)
+        return self._lowest[1] is not None and self._lowest[1] < priority
 
     def _unschedulable(self, pod: PodInfo, diagnosis: Diagnosis) -> Attempt:
         return Attempt(pod.key, message=diagnosis.message(), diagnosis=diagnosis)
