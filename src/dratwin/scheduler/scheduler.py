@@ -14,9 +14,8 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import compress, islice, repeat
-from operator import is_
-from typing import Any, cast
+from itertools import compress, islice
+from typing import Any
 
 import msgspec
 
@@ -116,11 +115,24 @@ class Diagnosis:
 
     num_nodes: int
     pre_filter: Status | None = None
-    nodes: dict[str, Status] = field(default_factory=dict)
     post_filter: str = ""
     # The statuses of ``nodes`` counted by list of reasons, and the Unschedulable ones (when known).
     reason_lists: Counter[tuple[str, ...]] | None = None
     unschedulable_nodes: int = 0
+    # The rejected nodes' names and statuses in walk order, made into ``nodes`` only when read: a failed
+    # cycle's message needs only the counts, and thousands of nodes make the dict cost more than the cycle.
+    walk: tuple[list[str], list[Status | None]] | None = None
+    _nodes: dict[str, Status] | None = None
+
+    @property
+    def nodes(self) -> dict[str, Status]:
+        if self._nodes is None:
+            self._nodes = {}
+            if self.walk is not None:
+                names, statuses = self.walk
+                self._nodes.update((n, s) for n, s in zip(names, statuses, strict=True) if s is not None)
+                self.walk = None
+        return self._nodes
 
     def message(self) -> str:
         """kube-scheduler's FailedScheduling text: ``0/N nodes are available: ...``."""
@@ -174,7 +186,10 @@ class Scheduler:
         self._rows: dict[tuple[int, ...], int] = {}
         self._row_values: list[tuple[int, ...]] = []
         self._spec_keys: dict[str, bytes] = {}
-        self._lowest: tuple[int, int | None] = (-1, None)  # (journal length, lowest priority of a pod on a node)
+        # The lowest priority of a pod on each node, how many nodes have each, and the journal length seen.
+        self._node_lowest: list[int | None] | None = None
+        self._lowest_counts: Counter[int] = Counter()
+        self._lowest_seen = -1
 
     def run(self, pods: Sequence[PodInfo], until: str | None = None) -> list[Attempt]:
         """Schedule ``pods`` in queue order (priority, then creation order); a preemptor is retried once
@@ -270,13 +285,11 @@ class Scheduler:
                     break
         self.next_start_node = (start + checked) % count
         if not feasible:
-            statuses = table.statuses[start:] + table.statuses[:start]  # in walk order, as upstream records them
-            names = self._names[start:] + self._names[:start]
-            if any(map(is_, statuses, repeat(None))):  # a node never filtered for this shape
-                diagnosis.nodes.update((n, s) for n, s in zip(names, statuses, strict=True) if s is not None)
-            else:
-                diagnosis.nodes.update(zip(names, cast(list[Status], statuses), strict=True))
-                diagnosis.reason_lists, diagnosis.unschedulable_nodes = +table.reason_lists, table.unschedulable
+            # In walk order, as upstream records them; slots never filtered (None) are left out, and the
+            # counts count only the filtered ones.
+            statuses = table.statuses[start:] + table.statuses[:start]
+            diagnosis.walk = (self._names[start:] + self._names[:start], statuses)
+            diagnosis.reason_lists, diagnosis.unschedulable_nodes = +table.reason_lists, table.unschedulable
         return feasible, None
 
     def _shape(self, state: CycleState, pod: PodInfo) -> tuple[Any, ...]:
@@ -372,10 +385,27 @@ class Scheduler:
     def _holds_lower_priority(self, priority: int) -> bool:
         """Whether some pod on a node has a priority below ``priority`` (the lowest found again only after
         a node changed)."""
-        if self._lowest[0] != len(self._journal):
-            lowest = min((p.priority for node in self.node_order for p in node.pods), default=None)
-            self._lowest = (len(self._journal), lowest)
-        return self._lowest[1] is not None and self._lowest[1] < priority
+        journal = self._journal
+        if self._lowest_seen != len(journal):
+            if self._node_lowest is None:
+                self._node_lowest = [min((p.priority for p in n.pods), default=None) for n in self.node_order]
+                self._lowest_counts = Counter(v for v in self._node_lowest if v is not None)
+            else:  # only the nodes that changed since
+                changed = {self._position_of.get(id(node)) for node in journal[self._lowest_seen:]}
+                for position in changed:
+                    if position is None:
+                        continue
+                    before = self._node_lowest[position]
+                    after = min((p.priority for p in self.node_order[position].pods), default=None)
+                    if before is not None:
+                        self._lowest_counts[before] -= 1
+                        if not self._lowest_counts[before]:
+                            del self._lowest_counts[before]
+                    if after is not None:
+                        self._lowest_counts[after] += 1
+                    self._node_lowest[position] = after
+            self._lowest_seen = len(journal)
+        return any(value < priority for value in self._lowest_counts)
 
     def _unschedulable(self, pod: PodInfo, diagnosis: Diagnosis) -> Attempt:
         return Attempt(pod.key, message=diagnosis.message(), diagnosis=diagnosis)
