@@ -350,12 +350,6 @@ class Scheduler:
 
     def _post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> Attempt:
         nodes = self.node_order
-        # After a PreFilter "no", every node carries that unresolvable status.
-        statuses = (
-            diagnosis.nodes
-            if diagnosis.pre_filter is None
-            else dict.fromkeys((n.name for n in nodes), diagnosis.pre_filter)
-        )
 
         def fits(p: PodInfo, n: NodeInfo) -> Status:
             return self._run_filters(state, p, n)
@@ -365,6 +359,12 @@ class Scheduler:
             # No pod anywhere could be a victim: the dry run's answer, from the counts.
             result, preemption = None, no_victims_message(len(nodes), diagnosis.unschedulable_nodes)
         else:
+            # After a PreFilter "no", every node carries that unresolvable status.
+            statuses = (
+                diagnosis.nodes
+                if diagnosis.pre_filter is None
+                else dict.fromkeys((n.name for n in nodes), diagnosis.pre_filter)
+            )
             result, preemption = preempt_or_explain(pod, nodes, statuses, fits)
         if result is None:
             # Every PostFilter plugin that says no adds its reason: DynamicResources first, then preemption,
