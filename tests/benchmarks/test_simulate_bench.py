@@ -35,3 +35,13 @@ def test_the_week_shape_has_its_fleet_and_jobs() -> None:
     assert len(spec.arrivals) == 30 and all(a.run_seconds and a.run_seconds >= 600 for a in spec.arrivals)
     result = simulate(spec).result
     assert result.pods_created == 30 and result.pods_started > 0
+
+
+def test_the_month_shape_mixes_node_types_and_its_backlog_queues() -> None:
+    spec = simulate_bench.month_spec(nodes=20, pods=200, until=2 * 86400.0)
+    types = [o.raw["metadata"]["labels"]["node.kubernetes.io/instance-type"] for o in spec.objects if o.kind == "Node"]
+    assert (types.count("p5.48xlarge"), types.count("g6e.12xlarge"), types.count("g6e.2xlarge")) == (8, 8, 4)
+    within, in_all = simulate_bench.month_offered_load(spec, 20)
+    assert 0 < within <= in_all
+    result = simulate(spec).result
+    assert result.pods_started > 0 and result.scheduling_attempts > result.pods_started  # some pods waited

@@ -27,6 +27,7 @@ from dratwin.scheduler.preemption import (
     PreemptionResult,
     find_preemption,
     fit_error_message,
+    no_victims_message,
     num_candidates,
     preemption_message,
     select_victims_on_node,
@@ -355,3 +356,20 @@ def test_inputs_are_not_modified() -> None:
     find_preemption(pod, nodes, statuses, fits)
     why_no_preemption(pod, nodes, statuses, fits)
     assert (pod, nodes, statuses) == snapshot
+
+
+@pytest.mark.parametrize(
+    ("name", "nodes"),
+    [
+        ("every node full of equal-priority pods", [node("n1", busy("a", "4", priority=100)),
+                                                     node("n2", busy("b", "4", priority=100))]),
+        ("one node tainted (unresolvable), one full", [node("n1", busy("a", "4", priority=100)),
+                                                        node("n2", taints=[taint("k", "v", "NoSchedule")])]),
+        ("no pods at all, nothing fits", [node("n1", taints=[taint("k", "v", "NoSchedule")])]),
+    ],
+)
+def test_without_lower_priority_pods_the_counted_message_is_the_dry_runs(name: str, nodes: list[NodeInfo]) -> None:
+    pod = preemptor("3")
+    statuses = filter_statuses(pod, nodes)
+    unschedulable_nodes = sum(s.code is Code.UNSCHEDULABLE for s in statuses.values())
+    assert no_victims_message(len(nodes), unschedulable_nodes) == preemption_message(pod, nodes, statuses, fits)

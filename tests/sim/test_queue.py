@@ -73,3 +73,21 @@ def test_a_pod_waiting_for_devices_is_retried_when_they_are_freed() -> None:
     sim = simulate_text(text, until="1h")
     assert times(sim, "FailedScheduling", "Pod", "default/b-") == [10.0]
     assert times(sim, "Scheduled", "Pod", "default/b-") == [100.0]
+
+
+@pytest.mark.parametrize(
+    ("name", "other", "failed_at"),
+    [
+        # A Job's new claim (from its template) holds nothing yet: DynamicResources' hint skips the waiting pod.
+        # Retried only 5 minutes later (at the 30 s tick after 310 s).
+        ("another pod's new claim", job("c", "one", at="60s"), [10.0, 330.0]),
+        # A bound pod's end frees its devices: the waiting pod is retried at once.
+        ("a bound pod finishing", job("c", "one", at="0s", run_for="60s"), [10.0, 60.0, 360.0]),
+    ],
+)
+def test_only_events_that_may_help_move_the_waiting_pod(name: str, other: dict[str, object],
+                                                        failed_at: list[float]) -> None:
+    text = manifest(gpu_class(), node("n1"), gpu_slice("n1", 2), template("one", 1), template("two", 2),
+                    job("a", "one", run_for="1h"), job("b", "two", at="10s"), other)
+    sim = simulate_text(text, until="6m")
+    assert times(sim, "FailedScheduling", "Pod", "default/b-") == failed_at

@@ -6,6 +6,9 @@ claim from a template of 1, 2, 4 or 8 GPUs (40/30/20/10 %), running 10 minutes t
 The figure is the wall time of :func:`dratwin.sim.run.simulate` (loading the cluster, every controller,
 the bookkeeping), building the objects is not timed; its CPU time and events/s beside it. Target: < 30 s.
 
+The month (:func:`month_spec`, in a fresh process for its peak RSS): 10,000 nodes of three GPU shapes,
+100,000 one-pod Jobs over 30 simulated days, a backlog at the start; targets < 10 minutes and < 4 GiB.
+
 The second run adds an autoscaled inference service to the same week: Deployment ml/serve (one GPU per
 replica) under a daily request curve (50 to 400 requests/s, 10 per GPU), an HPA on DCGM_FI_DEV_GPU_UTIL
 (target 60 %, 2 to 60 replicas, synced every 15 s), and cold starts (a 10 GB image at 1.25 GB/s per node,
@@ -15,8 +18,12 @@ replica) under a daily request curve (50 to 400 requests/s, 10 per GPU), an HPA 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import random
+import resource
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -38,23 +45,37 @@ _SOURCE = SourceLocation("<benchmark>")
 Raw = dict[str, Any]
 
 
+@dataclasses.dataclass(frozen=True)
+class NodeShape:
+    instance_type: str
+    cpu: int
+    memory_gi: int
+    gpus: int
+    gpu_memory_gi: int
+
+
+P5 = NodeShape("p5.48xlarge", 192, 2048, GPUS_PER_NODE, 80)
+
+
 def _obj(raw: Raw) -> LoadedObject:
     return LoadedObject(raw, _SOURCE)
 
 
-def _node(index: int) -> Raw:
-    name = f"gpu-{index:04d}"
-    allocatable = {"cpu": "192", "memory": "2048Gi", "pods": "110"}
-    labels = {"kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": "p5.48xlarge",
+def _node(index: int, shape: NodeShape | None = None, name: str = "") -> Raw:
+    shape = shape or P5
+    name = name or f"gpu-{index:04d}"
+    allocatable = {"cpu": str(shape.cpu), "memory": f"{shape.memory_gi}Gi", "pods": "110"}
+    labels = {"kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": shape.instance_type,
               "topology.kubernetes.io/zone": f"us-east-1{'abc'[index % 3]}"}
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
             "status": {"capacity": allocatable, "allocatable": allocatable}}
 
 
-def _slice(index: int) -> Raw:
-    name = f"gpu-{index:04d}"
+def _slice(index: int, shape: NodeShape | None = None, name: str = "") -> Raw:
+    shape = shape or P5
+    name = name or f"gpu-{index:04d}"
     devices = [{"name": f"gpu-{i}", "attributes": {"type": {"string": "gpu"}, "index": {"int": i}},
-                "capacity": {"memory": {"value": "80Gi"}}} for i in range(GPUS_PER_NODE)]
+                "capacity": {"memory": {"value": f"{shape.gpu_memory_gi}Gi"}}} for i in range(shape.gpus)]
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{name}-gpus"},
             "spec": {"driver": DRIVER, "nodeName": name, "pool": {"name": name, "generation": 1,
                                                                    "resourceSliceCount": 1}, "devices": devices}}
@@ -94,6 +115,70 @@ def week_spec(seed: int = 1, nodes: int = NODES, jobs: int = JOBS, until: float 
                    objects=tuple(objects), arrivals=tuple(arrivals))
 
 
+MONTH = 30 * 86400.0
+MONTH_NODES = 10_000
+MONTH_PODS = 100_000
+MONTH_TARGET_S = 600.0
+MONTH_TARGET_RSS_MIB = 4096.0
+# The month's fleet, in tenths: 4 p5.48xlarge (8 H100), 4 g6e.12xlarge (4 L40S), 2 g6e.2xlarge (1 L40S).
+FLEET = ((NodeShape("p5.48xlarge", 192, 2048, 8, 80), 4), (NodeShape("g6e.12xlarge", 48, 384, 4, 48), 4),
+         (NodeShape("g6e.2xlarge", 8, 64, 1, 48), 2))
+MONTH_SIZES = ((1, 25), (2, 25), (4, 25), (8, 25))
+MONTH_RUN_SECONDS = (3600.0, 18 * 86400.0)  # log-uniform
+BACKLOG_SHARE, BACKLOG_SECONDS = 0.10, 12 * 3600.0  # a tenth of the Jobs is submitted in the first 12 hours
+
+
+def month_spec(seed: int = 1, nodes: int = MONTH_NODES, pods: int = MONTH_PODS, until: float = MONTH) -> RunSpec:
+    """The month: a mixed GPU fleet, one-pod Jobs of 1/2/4/8 GPUs running 1 hour to 18 days (log-uniform);
+    a tenth of them is a backlog submitted in the first 12 hours (the 8-GPU pods among them queue for
+    whole p5 nodes), the rest arrive uniformly over the month. The Jobs ask for about 63 % of the month's
+    GPU-hours within it, 73 % counting their run times past its end (:func:`month_offered_load`)."""
+    rng = random.Random(seed)
+    selector = f"device.driver == '{DRIVER}'"
+    objects = [_obj({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DRIVER},
+                     "spec": {"selectors": [{"cel": {"expression": selector}}]}})]
+    objects += [_obj(_template(size)) for size, _ in MONTH_SIZES]
+    for index, shape in enumerate(month_fleet(nodes)):
+        name = f"{shape.instance_type.split('.')[0]}-{index:05d}"
+        objects += [_obj(_node(index, shape, name)), _obj(_slice(index, shape, name))]
+    arrivals = []
+    for index, (at, gpus, run_seconds) in enumerate(_month_jobs(rng, pods, until)):
+        arrivals.append(Arrival(round(at, 3), (_obj(_job(index, gpus)),), round(run_seconds, 3)))
+    return RunSpec(scenario="month-100k-pods-10k-nodes", variant="default", seed=seed, until_seconds=until,
+                   objects=tuple(objects), arrivals=tuple(arrivals))
+
+
+def month_fleet(nodes: int) -> list[NodeShape]:
+    """``nodes`` nodes in the proportions of :data:`FLEET`, interleaved (every tenth node the same mix)."""
+    pattern = [shape for shape, tenths in FLEET for _ in range(tenths)]
+    return [pattern[index % len(pattern)] for index in range(nodes)]
+
+
+def _month_jobs(rng: random.Random, pods: int, until: float) -> list[tuple[float, int, float]]:
+    sizes, weights = [s for s, _ in MONTH_SIZES], [w for _, w in MONTH_SIZES]
+    low, high = (math.log(s) for s in MONTH_RUN_SECONDS)
+    jobs = []
+    for _ in range(pods):
+        backlog = rng.random() < BACKLOG_SHARE
+        at = rng.uniform(0, min(BACKLOG_SECONDS, until) if backlog else until)
+        jobs.append((at, rng.choices(sizes, weights)[0], math.exp(rng.uniform(low, high))))
+    return sorted(jobs)
+
+
+def month_offered_load(spec: RunSpec, nodes: int) -> tuple[float, float]:
+    """(GPU-seconds the Jobs ask for within the run, and in all) over the fleet's GPU-seconds: the share
+    of GPU-hours the month would allocate if nothing waited, and the load once the fleet is full."""
+    capacity = sum(shape.gpus for shape in month_fleet(nodes)) * spec.until_seconds
+    within = total = 0.0
+    for arrival in spec.arrivals:
+        gpus = int(arrival.objects[0].raw["spec"]["template"]["spec"]["resourceClaims"][0]
+                   ["resourceClaimTemplateName"].split("-")[1])
+        run_seconds = arrival.run_seconds or 0.0
+        within += gpus * min(run_seconds, spec.until_seconds - arrival.at_seconds)
+        total += gpus * run_seconds
+    return within / capacity, total / capacity
+
+
 def _serving_deployment() -> Raw:
     labels = {"app": "serve"}
     pod = {"restartPolicy": "Always",
@@ -121,7 +206,53 @@ def with_service(spec: RunSpec) -> RunSpec:
 
 
 def run() -> list[BenchResult]:
-    return [*_jobs_only(), *_jobs_and_service()]
+    return [*_jobs_only(), *_jobs_and_service(), *_month()]
+
+
+def month_figures(nodes: int = MONTH_NODES, pods: int = MONTH_PODS, until: float = MONTH) -> dict[str, float]:
+    """One run of the month (building its objects is not timed); meant for a fresh process, whose peak
+    RSS is then the run's own."""
+    spec = month_spec(nodes=nodes, pods=pods, until=until)
+    within, in_all = month_offered_load(spec, nodes)
+    started, cpu_started = time.perf_counter(), time.process_time()
+    result = simulate(spec, SimOptions()).result
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    gpu_hours = result.gpu_hours_allocated + result.gpu_hours_idle
+    return {"nodes": nodes, "pods": pods, "wall_s": elapsed, "cpu_s": cpu, "events": result.events,
+            "attempts": result.scheduling_attempts, "started": result.pods_started,
+            "pending": result.pods_pending_at_end, "allocated": result.gpu_hours_allocated / gpu_hours,
+            "offered_within": within, "offered": in_all, "waiting_p50": result.waiting_seconds.p50,
+            "waiting_p99": result.waiting_seconds.p99,
+            "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _month_in_subprocess() -> dict[str, float]:
+    code = ("import json; from dratwin.benchmarks.simulate_bench import month_figures; "
+            "print(json.dumps(month_figures()))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _month() -> list[BenchResult]:
+    month = _month_in_subprocess()
+    shape = (f"{MONTH_NODES:,} nodes (4/10 p5.48xlarge x 8 GPUs, 4/10 g6e.12xlarge x 4, 2/10 g6e.2xlarge x 1), "
+             f"{MONTH_PODS:,} one-pod Jobs of 1/2/4/8 GPUs (25 % each) running 1 h to 18 days (log-uniform), a tenth "
+             f"of them in the first 12 h, the rest uniform over 30 days; offered {month['offered_within']:.0%} of "
+             f"the month's GPU-hours ({month['offered']:.0%} with the run times past its end)")
+    outcome = (f"{month['events']:.0f} events, {month['attempts']:.0f} scheduling attempts, {month['started']:.0f} "
+               f"pods started, {month['pending']:.0f} pending at the end, {month['allocated']:.0%} of GPU-hours "
+               f"allocated, waiting p50 {month['waiting_p50']:.0f} s / p99 {month['waiting_p99']:.0f} s; "
+               "in a fresh process")
+    return [
+        BenchResult("simulate.month_100k_pods_10k_nodes", month["wall_s"], "s", target=MONTH_TARGET_S,
+                    detail=f"{shape}; {outcome}"),
+        BenchResult("simulate.month_100k_pods_10k_nodes.cpu", month["cpu_s"], "s", target=MONTH_TARGET_S,
+                    detail="the same run's CPU time"),
+        BenchResult("simulate.month_100k_pods_10k_nodes.rss", round(month["rss_mib"]), "MiB",
+                    target=MONTH_TARGET_RSS_MIB, detail="peak resident memory of the process (objects built, run)"),
+        BenchResult("simulate.month.events_per_s", month["events"] / month["wall_s"], "events/s",
+                    higher_is_better=True, detail="events of the month over its wall time"),
+    ]
 
 
 def _jobs_and_service() -> list[BenchResult]:

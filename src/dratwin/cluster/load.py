@@ -17,7 +17,7 @@ load, before the pods' claims; the IMEX daemons that follow from where the workl
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -228,7 +228,7 @@ def _add_pod(
     raw: Raw,
     order: int,
     templates: dict[tuple[str, str], Raw],
-    claims: dict[tuple[str, str], Raw],
+    claims: MutableMapping[tuple[str, str], Raw],
     by_owner: dict[str, dict[tuple[str, str], Raw]],
     rng: random.Random,
 ) -> None:
@@ -261,12 +261,38 @@ def _add_pod(
     # tried, so it gets neither a FailedScheduling event nor a PodScheduled condition.
 
 
+class _ClaimsByName(MutableMapping[tuple[str, str], Raw]):
+    """The state's claims keyed by (namespace, name), as the resourceclaim controller looks them up; adding
+    one is a no-op (the caller has added its record to the state already)."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+
+    def __getitem__(self, key: tuple[str, str]) -> Raw:
+        return self.state.claims[f"{key[0]}/{key[1]}"].raw
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, tuple) and len(key) == 2 and f"{key[0]}/{key[1]}" in self.state.claims
+
+    def __setitem__(self, key: tuple[str, str], raw: Raw) -> None:
+        assert self.state.claims[f"{key[0]}/{key[1]}"].raw is raw, "a claim the state does not hold"
+
+    def __delitem__(self, key: tuple[str, str]) -> None:
+        raise TypeError("claims leave through the state, not this view")
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return (tuple(k.split("/", 1)) for k in self.state.claims)  # type: ignore[misc]
+
+    def __len__(self) -> int:
+        return len(self.state.claims)
+
+
 def add_created_pods(loaded: LoadedCluster, pods: Sequence[Raw], rng: random.Random) -> list[PodInfo]:
     """Pods a controller has just created (already through admission): the resourceclaim controller makes
     their claims and they become pending, as in :func:`add_pods`; returns the new pending pods."""
     state = loaded.state
     templates = {(k.split("/")[0], k.split("/")[1]): msgspec.to_builtins(t) for k, t in state.templates.items()}
-    claims = {(r.claim.metadata.namespace, r.claim.metadata.name): r.raw for r in state.claims.values()}
+    claims = _ClaimsByName(state)  # a view, not a copy: a run over time creates pods among thousands of claims
     before = len(loaded.pending)
     for raw in pods:
         _add_pod(loaded, raw, len(state.pods), templates, claims, {}, rng)

@@ -79,6 +79,7 @@ class ClusterState:
     slices: list[ResourceSlice] = field(default_factory=list)
     allocated: AllocatedState = field(default_factory=AllocatedState)
     events: list[Event] = field(default_factory=list)
+    events_dropped: int = 0  # events handed on and dropped from ``events`` (a run over time keeps none)
     # A node's DRA version changes whenever a device it can use changes hands; pools not bound to one
     # node (network-attached devices) change the global version instead.
     dra_version: dict[str, int] = field(default_factory=dict)
@@ -113,7 +114,7 @@ class ClusterState:
     # ---- changes -----------------------------------------------------------------------------------
 
     def record(self, type_: str, kind: str, key: str) -> None:
-        self.events.append(Event(len(self.events) + 1, type_, kind, key))
+        self.events.append(Event(self.events_dropped + len(self.events) + 1, type_, kind, key))
 
     def add_node(self, raw: Raw, node: Node, info: NodeInfo) -> None:
         self.nodes[node.metadata.name] = info

@@ -48,6 +48,7 @@ MIN_CANDIDATE_NODES_ABSOLUTE = 100
 _INT32_OFFSET = 2**31  # upstream adds MaxInt32+1 so that negative priorities sum sensibly
 
 FitsFunc = Callable[[PodInfo, NodeInfo], Status]
+_NO_VICTIMS = unresolvable(NO_VICTIMS_REASON)
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,30 @@ def find_preemption(
     if not run.candidates:
         return None
     return _pick(run.candidates)
+
+
+def preempt_or_explain(
+    pod: PodInfo,
+    nodes: Sequence[NodeInfo],
+    statuses: Mapping[str, Status],
+    fits: FitsFunc,
+) -> tuple[PreemptionResult | None, str]:
+    """:func:`find_preemption` (without ``rng``) and, when it finds nothing, :func:`preemption_message`,
+    from one dry run (both would run the same one)."""
+    if _never_preempts(pod):
+        return None, PREEMPTION_PREFIX + NEVER_MESSAGE
+    run = _dry_run(pod, nodes, statuses, fits, None)
+    if run.candidates:
+        return _pick(run.candidates), ""
+    return None, PREEMPTION_PREFIX + fit_error_message(len(nodes), run.statuses, absent_reason=NOT_HELPFUL_REASON)
+
+
+def no_victims_message(num_nodes: int, unschedulable_nodes: int) -> str:
+    """:func:`preemption_message` when no node holds a pod of lower priority than the preemptor: each node
+    whose status is Unschedulable has no victims, preemption cannot help on the others."""
+    lists: dict[tuple[str, ...], int] = {(NO_VICTIMS_REASON,): unschedulable_nodes,
+                                         (NOT_HELPFUL_REASON,): num_nodes - unschedulable_nodes}
+    return PREEMPTION_PREFIX + counted_fit_error_message(num_nodes, lists)
 
 
 def why_no_preemption(
@@ -158,16 +183,31 @@ def fit_error_message(
     without a status count under ``absent_reason`` when one is given. A PreFilter rejection replaces
     the per-node histogram.
     """
+    # Nodes share a few distinct reason lists: count those (in C), then their reasons.
+    lists = Counter(status.reasons for status in statuses.values()) if not pre_filter_msg else Counter()
+    if absent_reason is not None and len(statuses) < num_all_nodes:
+        lists[(absent_reason,)] += num_all_nodes - len(statuses)
+    return counted_fit_error_message(num_all_nodes, lists, pre_filter_msg=pre_filter_msg,
+                                     post_filter_msg=post_filter_msg)
+
+
+def counted_fit_error_message(
+    num_all_nodes: int,
+    reason_lists: Mapping[tuple[str, ...], int],
+    *,
+    pre_filter_msg: str = "",
+    post_filter_msg: str = "",
+) -> str:
+    """:func:`fit_error_message` from how many nodes gave each list of reasons (what a cache keeps)."""
     message = NO_NODE_AVAILABLE.format(num_all_nodes) + ":"
     if pre_filter_msg:
         message += f" {pre_filter_msg}."
     else:
         counts: Counter[str] = Counter()
-        for status in statuses.values():
-            counts.update(status.reasons)
-        if absent_reason is not None and len(statuses) < num_all_nodes:
-            counts[absent_reason] += num_all_nodes - len(statuses)
-        histogram = sorted(f"{count} {reason}" for reason, count in counts.items())
+        for reasons, nodes in reason_lists.items():
+            for reason in reasons:
+                counts[reason] += nodes
+        histogram = sorted(f"{count} {reason}" for reason, count in counts.items() if count > 0)
         if histogram:
             message += f" {', '.join(histogram)}."
     if post_filter_msg:
@@ -195,15 +235,20 @@ def _dry_run(
     fits: FitsFunc,
     rng: random.Random | None,
 ) -> _DryRun:
-    potential = [n for n in nodes if (s := statuses.get(n.name)) is not None and s.code is Code.UNSCHEDULABLE]
+    unschedulable = Code.UNSCHEDULABLE
+    potential = [n for n in nodes if (s := statuses.get(n.name)) is not None and s.code is unschedulable]
     candidates: list[_Candidate] = []
     node_statuses: dict[str, Status] = {}
     if not potential:
         return _DryRun(candidates, node_statuses)
     wanted = num_candidates(len(potential))
     offset = rng.randrange(len(potential)) if rng is not None else 0
+    priority = pod.priority
     for i in range(len(potential)):
         node = potential[(offset + i) % len(potential)]
+        if not any(p.priority < priority for p in node.pods):
+            node_statuses[node.name] = _NO_VICTIMS  # what select_victims_on_node says, without its copy
+            continue
         victims, status = select_victims_on_node(pod, node, fits)
         if victims:
             candidates.append(_Candidate(node.name, victims, i))
@@ -280,9 +325,12 @@ __all__ = [
     "NO_VICTIMS_REASON",
     "FitsFunc",
     "PreemptionResult",
+    "counted_fit_error_message",
     "find_preemption",
     "fit_error_message",
+    "no_victims_message",
     "num_candidates",
+    "preempt_or_explain",
     "preemption_message",
     "select_victims_on_node",
     "why_no_preemption",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice
@@ -32,7 +33,12 @@ from dratwin.scheduler.framework import (
 )
 from dratwin.scheduler.node_selection import num_feasible_nodes_to_find, pick_tied
 from dratwin.scheduler.plugins.dynamic_resources import DynamicResources, ExtendedRequest
-from dratwin.scheduler.preemption import find_preemption, fit_error_message, preemption_message
+from dratwin.scheduler.preemption import (
+    counted_fit_error_message,
+    fit_error_message,
+    no_victims_message,
+    preempt_or_explain,
+)
 
 SHAPE_KEY = "PodShape"
 _FEW = 32  # below this many out-of-date slots, sorting them beats scanning every position
@@ -54,10 +60,15 @@ class _ShapeTable:
     ok: list[bool]
     statuses: list[Status | None]
     rows: list[int]  # the number of each node's row of raw scores (Scheduler._row_id), once scored
+    # How many slots hold each list of reasons, and how many an Unschedulable status: a failed cycle's
+    # message and preemption summary without a pass over thousands of nodes.
+    reason_lists: Counter[tuple[str, ...]]
+    unschedulable: int = 0
 
     @classmethod
     def empty(cls, count: int, dra_global: int, seen: int) -> _ShapeTable:
-        return cls(dra_global, seen, set(range(count)), [False] * count, [None] * count, [_UNSCORED] * count)
+        return cls(dra_global, seen, set(range(count)), [False] * count, [None] * count, [_UNSCORED] * count,
+                   Counter())
 
     def out_of_date(self, journal: list[NodeInfo], positions: dict[int, int], dra_global: int, start: int,
                     count: int) -> list[int]:
@@ -76,6 +87,12 @@ class _ShapeTable:
 
     def store(self, position: int, status: Status) -> None:
         self.stale.discard(position)
+        old = self.statuses[position]
+        if old is not None:
+            self.reason_lists[old.reasons] -= 1
+            self.unschedulable -= old.code is Code.UNSCHEDULABLE
+        self.reason_lists[status.reasons] += 1
+        self.unschedulable += status.code is Code.UNSCHEDULABLE
         self.ok[position] = status.ok
         self.statuses[position] = status
         self.rows[position] = _UNSCORED
@@ -98,12 +115,30 @@ class Diagnosis:
 
     num_nodes: int
     pre_filter: Status | None = None
-    nodes: dict[str, Status] = field(default_factory=dict)
     post_filter: str = ""
+    # The statuses of ``nodes`` counted by list of reasons, and the Unschedulable ones (when known).
+    reason_lists: Counter[tuple[str, ...]] | None = None
+    unschedulable_nodes: int = 0
+    # The rejected nodes' names and statuses in walk order, made into ``nodes`` only when read: a failed
+    # cycle's message needs only the counts, and thousands of nodes make the dict cost more than the cycle.
+    walk: tuple[list[str], list[Status | None]] | None = None
+    _nodes: dict[str, Status] | None = None
+
+    @property
+    def nodes(self) -> dict[str, Status]:
+        if self._nodes is None:
+            self._nodes = {}
+            if self.walk is not None:
+                names, statuses = self.walk
+                self._nodes.update((n, s) for n, s in zip(names, statuses, strict=True) if s is not None)
+                self.walk = None
+        return self._nodes
 
     def message(self) -> str:
         """kube-scheduler's FailedScheduling text: ``0/N nodes are available: ...``."""
         pre_filter = "; ".join(self.pre_filter.reasons) if self.pre_filter is not None else ""
+        if self.reason_lists is not None and self.pre_filter is None:
+            return counted_fit_error_message(self.num_nodes, self.reason_lists, post_filter_msg=self.post_filter)
         return fit_error_message(
             self.num_nodes, self.nodes, pre_filter_msg=pre_filter, post_filter_msg=self.post_filter
         )
@@ -144,12 +179,17 @@ class Scheduler:
         self._journal = cluster.node_journal
         assert all(n.journal is self._journal for n in self.node_order), "a node outside the cluster's journal"
         self._position_of = {id(n): i for i, n in enumerate(self.node_order)}
+        self._names = [n.name for n in self.node_order]
         self._positions = list(range(len(self.node_order))) * 2  # a window of it is one cycle's walk order
         # Each distinct row of raw scores (one per score plugin) gets a number: a shape's table keeps the
         # number per node, and a cycle scores its distinct rows, not its hundreds of nodes.
         self._rows: dict[tuple[int, ...], int] = {}
         self._row_values: list[tuple[int, ...]] = []
         self._spec_keys: dict[str, bytes] = {}
+        # The lowest priority of a pod on each node, how many nodes have each, and the journal length seen.
+        self._node_lowest: list[int | None] | None = None
+        self._lowest_counts: Counter[int] = Counter()
+        self._lowest_seen = -1
 
     def run(self, pods: Sequence[PodInfo], until: str | None = None) -> list[Attempt]:
         """Schedule ``pods`` in queue order (priority, then creation order); a preemptor is retried once
@@ -196,6 +236,7 @@ class Scheduler:
         if special is not None:
             self.binder.create_extended_claim(pod, special, dra.extended_requests(state))
         self.binder.bind(pod, chosen, allocations, dra.claims_to_reserve(state, chosen))
+        self._spec_keys.pop(pod.key, None)  # a bound pod is not scheduled again: its key would only be kept
         return Attempt(pod.key, node=chosen, allocations=allocations)
 
     # ---- phases ------------------------------------------------------------------------------------
@@ -244,8 +285,11 @@ class Scheduler:
                     break
         self.next_start_node = (start + checked) % count
         if not feasible:
-            rejections = ((nodes[p].name, table.statuses[p]) for p in walk)
-            diagnosis.nodes.update((name, status) for name, status in rejections if status is not None)
+            # In walk order, as upstream records them; slots never filtered (None) are left out, and the
+            # counts count only the filtered ones.
+            statuses = table.statuses[start:] + table.statuses[:start]
+            diagnosis.walk = (self._names[start:] + self._names[:start], statuses)
+            diagnosis.reason_lists, diagnosis.unschedulable_nodes = +table.reason_lists, table.unschedulable
         return feasible, None
 
     def _shape(self, state: CycleState, pod: PodInfo) -> tuple[Any, ...]:
@@ -306,21 +350,25 @@ class Scheduler:
 
     def _post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> Attempt:
         nodes = self.node_order
-        # After a PreFilter "no", every node carries that unresolvable status.
-        statuses = (
-            diagnosis.nodes
-            if diagnosis.pre_filter is None
-            else dict.fromkeys((n.name for n in nodes), diagnosis.pre_filter)
-        )
 
         def fits(p: PodInfo, n: NodeInfo) -> Status:
             return self._run_filters(state, p, n)
 
-        result = find_preemption(pod, nodes, statuses, fits)
+        if diagnosis.reason_lists is not None and not self._holds_lower_priority(pod.priority) and \
+                pod.pod.spec.preemption_policy != "Never":
+            # No pod anywhere could be a victim: the dry run's answer, from the counts.
+            result, preemption = None, no_victims_message(len(nodes), diagnosis.unschedulable_nodes)
+        else:
+            # After a PreFilter "no", every node carries that unresolvable status.
+            statuses = (
+                diagnosis.nodes
+                if diagnosis.pre_filter is None
+                else dict.fromkeys((n.name for n in nodes), diagnosis.pre_filter)
+            )
+            result, preemption = preempt_or_explain(pod, nodes, statuses, fits)
         if result is None:
             # Every PostFilter plugin that says no adds its reason: DynamicResources first, then preemption,
             # except that a pod that may not preempt ends the chain with preemption's unresolvable answer.
-            preemption = preemption_message(pod, nodes, statuses, fits)
             if pod.pod.spec.preemption_policy == "Never":
                 diagnosis.post_filter = preemption
             else:
@@ -333,6 +381,31 @@ class Scheduler:
         attempt.victims = victims
         attempt.nominated_node = result.node_name
         return attempt
+
+    def _holds_lower_priority(self, priority: int) -> bool:
+        """Whether some pod on a node has a priority below ``priority`` (the lowest found again only after
+        a node changed)."""
+        journal = self._journal
+        if self._lowest_seen != len(journal):
+            if self._node_lowest is None:
+                self._node_lowest = [min((p.priority for p in n.pods), default=None) for n in self.node_order]
+                self._lowest_counts = Counter(v for v in self._node_lowest if v is not None)
+            else:  # only the nodes that changed since
+                changed = {self._position_of.get(id(node)) for node in journal[self._lowest_seen:]}
+                for position in changed:
+                    if position is None:
+                        continue
+                    before = self._node_lowest[position]
+                    after = min((p.priority for p in self.node_order[position].pods), default=None)
+                    if before is not None:
+                        self._lowest_counts[before] -= 1
+                        if not self._lowest_counts[before]:
+                            del self._lowest_counts[before]
+                    if after is not None:
+                        self._lowest_counts[after] += 1
+                    self._node_lowest[position] = after
+            self._lowest_seen = len(journal)
+        return any(value < priority for value in self._lowest_counts)
 
     def _unschedulable(self, pod: PodInfo, diagnosis: Diagnosis) -> Attempt:
         return Attempt(pod.key, message=diagnosis.message(), diagnosis=diagnosis)

@@ -3,8 +3,9 @@
 - A new pod goes to activeQ, ordered by priority (higher first), then by when it was queued.
 - A pod that fails a cycle goes to the unschedulable pool with its attempt count. Its backoff is
   ``initial × 2^(attempts-1)``, at most ``max`` (1 s and 10 s by default), counted from that attempt.
-- A cluster event that may make pods schedulable moves the pool: pods still backing off go to backoffQ,
-  the others to activeQ. backoffQ is flushed to activeQ when backoffs end (upstream flushes each second).
+- A cluster event that may make pods schedulable moves the pool (or, when its QueueingHints say so, only
+  the pods it may help): pods still backing off go to backoffQ, the others to activeQ. backoffQ is
+  flushed to activeQ when backoffs end (upstream flushes each second).
 - Pods left in the pool longer than ``max_in_unschedulable`` (5 min) are moved too (upstream checks
   every 30 s).
 - SchedulerPopFromBackoffQ (beta, on by default since 1.34): when activeQ is empty, the scheduler pops
@@ -109,6 +110,11 @@ class SchedulingQueue:
     def move_all(self, now: float) -> None:
         """A cluster event that may help (a pod gone, a node or devices added): the pool moves on."""
         for key in sorted(self.unschedulable, key=lambda k: self.pods[k].unschedulable_since):
+            self._move(self.unschedulable.pop(key), now)
+
+    def move(self, keys: set[str], now: float) -> None:
+        """An event that may help only these pods (a QueueingHint said Queue for them): they move on."""
+        for key in sorted(keys & self.unschedulable.keys(), key=lambda k: self.pods[k].unschedulable_since):
             self._move(self.unschedulable.pop(key), now)
 
     def flush_backoff(self, now: float) -> None:

@@ -4,7 +4,9 @@ Each scheduling cycle is one engine action that pops one pod and runs
 :meth:`dratwin.scheduler.scheduler.Scheduler.schedule_one` with the default profile and the twin's binder,
 so placement is exactly what ``dratwin schedule`` decides. A pod that does not fit gets its
 ``PodScheduled=False`` condition and goes to the unschedulable pool; cluster events that free or add
-capacity (a pod gone, a claim deleted or deallocated, a node or a ResourceSlice added) move the pool.
+capacity (a bound pod gone, a claim deleted or deallocated, a node or a ResourceSlice added) move the pool;
+a new claim moves only the pods that use it, as DynamicResources' QueueingHint for claims says, and the
+deletion of a pod that was never bound moves nothing (NodeResourcesFit's hint for pod deletions).
 
 Gangs: the active pods of a gang are scheduled in one cycle; if one of them does not fit, the ones
 placed are taken back (their claims restored, as the coscheduling Permit rejects a group) and all wait.
@@ -109,10 +111,15 @@ class SchedulingController:
             if change.type == "Deleted":
                 self.queue.delete(change.key)
                 self._forget_gang_member(change.key)
-                self._move()
+                # NodeResourcesFit's hint: the deletion of a pod that was never bound frees nothing.
+                if change.pod is None or change.pod.pod.spec.node_name:
+                    self._move()
             return
         if change.kind == "ResourceClaim":
             if change.time == self._restored[0] and change.key in self._restored[1]:
+                return
+            if change.type == "Added":
+                self._move_users_of(change.key)
                 return
             record = self.store.state.claims.get(change.key)
             if change.type == "Deleted" or (record is not None and record.claim.status.allocation is None):
@@ -126,6 +133,16 @@ class SchedulingController:
     def _move(self) -> None:
         if self.queue.unschedulable:
             self.queue.move_all(self.engine.now())
+            self._kick()
+
+    def _move_users_of(self, claim_key: str) -> None:
+        """DynamicResources' hint for a new claim: it may help only the pods that use it (an unrelated claim
+        that appears holds no devices yet and frees none)."""
+        pods = self.store.state.pods
+        users = {key for key in self.queue.unschedulable
+                 if key in pods and claim_key in pod_claim_keys(pods[key].pod)}
+        if users:
+            self.queue.move(users, self.engine.now())
             self._kick()
 
     def _forget_gang_member(self, key: str) -> None:

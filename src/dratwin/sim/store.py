@@ -2,7 +2,8 @@
 
 Every change still goes through a ``ClusterState`` method (which appends to ``state.events``); after each
 engine action the store dispatches the new events, stamped with the time, to the controllers subscribed
-to their kind, until no handler makes more. Controllers read objects from ``state`` and keep no copies.
+to their kind, until no handler makes more, and empties the list (nothing else reads it during a run).
+Controllers read objects from ``state`` and keep no copies.
 A pod's record is handed along with its ``Deleted`` event, since the state no longer holds it.
 """
 
@@ -81,3 +82,7 @@ class Store:
                 handler(change)
             for handler in self._any:
                 handler(change)
+        # Every event is handed on: the list is emptied, or a month's run would keep millions of them.
+        self.state.events_dropped += len(events)
+        events.clear()
+        self._seen = 0
