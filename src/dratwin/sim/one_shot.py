@@ -93,7 +93,7 @@ class OneShot:
     def __post_init__(self) -> None:
         clock = VirtualClock()
         self.engine = Engine(clock)
-        self.store = Store(self.loaded, clock)
+        self.store = Store(self.loaded, clock, keep_state_events=True)  # the report lists them
         self.scheduling = OneShotScheduling(self.engine, self.store, self.options, self.compiler, until=self.until)
         ClaimController(self.store)
         self.store.skip_delivered()  # the load's own events are the state at time 0

@@ -37,6 +37,9 @@ class Store:
     clock: Clock
     log: list[Change] = field(default_factory=list)
     keep_log: bool = False
+    # A one-shot run (``dratwin schedule``) reports the state's events afterwards, so they stay there;
+    # a run over time hands each on and drops it.
+    keep_state_events: bool = False
     _handlers: dict[str, list[Handler]] = field(default_factory=dict)
     _any: list[Handler] = field(default_factory=list)
     _seen: int = 0
@@ -82,6 +85,8 @@ class Store:
                 handler(change)
             for handler in self._any:
                 handler(change)
+        if self.keep_state_events:
+            return
         # Every event is handed on: the list is emptied, or a month's run would keep millions of them.
         self.state.events_dropped += len(events)
         events.clear()
