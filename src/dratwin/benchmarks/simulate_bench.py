@@ -162,3 +162,53 @@ def _jobs_only() -> list[BenchResult]:
         BenchResult("simulate.events_per_s", result.events / elapsed, "events/s", higher_is_better=True,
                     detail="events of the run above over its wall time"),
     ]
+
+
+# ---- Karpenter with its disruption controller ----------------------------------------------------------
+
+KARPENTER_JOBS = 300
+KARPENTER_HOURS = 12
+KARPENTER_TYPES = ("g6.xlarge", "g6.12xlarge", "g6.48xlarge")  # 1, 4 and 8 L4 GPUs
+KARPENTER_SIZES = ((1, 50), (2, 30), (4, 20))
+DISRUPTION_TARGET_RATIO = 3.0  # with the disruption controller, at most this times the run without it
+
+
+def _karpenter_objects(consolidate_after: str) -> list[LoadedObject]:
+    selector = f"device.driver == '{DRIVER}' && device.attributes['{DRIVER}'].type == 'gpu'"
+    requirements = [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": list(KARPENTER_TYPES)}]
+    pool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "gpu"},
+            "spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
+                                                            "name": "default"}, "requirements": requirements}},
+                     "disruption": {"consolidateAfter": consolidate_after}}}
+    node_class = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
+                  "spec": {"role": "KarpenterNodeRole", "amiSelectorTerms": [{"alias": "al2023@latest"}],
+                           "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}],
+                           "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}]}}
+    device_class = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DRIVER},
+                    "spec": {"selectors": [{"cel": {"expression": selector}}]}}
+    return [_obj(pool), _obj(node_class), _obj(device_class), *(_obj(_template(s)) for s, _ in KARPENTER_SIZES)]
+
+
+def _small_job(index: int, gpus: int) -> Raw:
+    raw = _job(index, gpus)
+    raw["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "1", "memory": "2Gi"}
+    return raw
+
+
+def karpenter_spec(seed: int = 1, jobs: int = KARPENTER_JOBS, hours: float = KARPENTER_HOURS,
+                   consolidate_after: str = "1m") -> RunSpec:
+    """GPU Jobs arriving at random (seeded) over ``hours`` on an empty cluster that one Karpenter NodePool of
+    g6.xlarge, g6.12xlarge and g6.48xlarge grows and shrinks; each Job one pod claiming 1, 2 or 4 GPUs
+    (50/30/20 %), running 5 minutes to 3 hours (log-uniform). ``consolidate_after``: the NodePool's
+    ``consolidateAfter`` (``Never`` turns consolidation off, as a platform engineer would)."""
+    rng = random.Random(seed)
+    until = hours * 3600.0
+    sizes, weights = [s for s, _ in KARPENTER_SIZES], [w for _, w in KARPENTER_SIZES]
+    arrivals = []
+    for index, at in enumerate(sorted(rng.uniform(0, until * 0.75) for _ in range(jobs))):
+        gpus = rng.choices(sizes, weights)[0]
+        run_seconds = math.exp(rng.uniform(math.log(300), math.log(3 * 3600)))
+        arrivals.append(Arrival(round(at, 3), (_obj(_small_job(index, gpus)),), round(run_seconds, 3)))
+    return RunSpec(scenario="karpenter-gpu-jobs", variant="default", seed=seed, until_seconds=until,
+                   objects=tuple(_karpenter_objects(consolidate_after)), arrivals=tuple(arrivals),
+                   provisioner="karpenter")
