@@ -56,6 +56,7 @@ from dratwin.provisioner.consolidation import (
     Action,
     consolidate,
 )
+from dratwin.provisioner.memo import ConsolidationMemo
 from dratwin.provisioner.solver import Pool
 from dratwin.sim.engine import BOOKKEEPING, CONTROLLER, Engine
 from dratwin.sim.outcomes import DisruptionCommand, Disruptions, rounded
@@ -107,6 +108,7 @@ class DisruptionController:
     bound_to: dict[str, str] = field(default_factory=dict)  # pod -> node, to see bindings and departures
     in_flight: list[_InFlight] = field(default_factory=list)
     invalidated: int = 0
+    memo: ConsolidationMemo = field(default_factory=ConsolidationMemo)  # what one pass may reuse of the last
     work_lost_seconds: float = 0.0
     _changed: bool = True
     _settled_at: float = 0.0  # when a pass last found nothing
@@ -123,6 +125,7 @@ class DisruptionController:
         self.store.subscribe("Pod", self._on_pod)
         self.store.subscribe("Node", self._on_node)
         for name in state.nodes:
+            self.memo.node_added(name)
             self._remind(name, 0.0)
         self.engine.at(0.0, CONTROLLER, self._tick)
 
@@ -138,6 +141,7 @@ class DisruptionController:
     def _on_node(self, change: Change) -> None:
         self._changed = True
         if change.type == "Added":
+            self.memo.node_added(change.key)
             self.last_pod_event[change.key] = change.time
             self._remind(change.key, change.time)
         elif change.type == "Deleted":
@@ -225,7 +229,7 @@ class DisruptionController:
         plan = consolidate(state, self.pools, self.nodepools_raw, self.features, dict(state.classes), self.compiler,
                            moment(now), catalog=self.catalog, node_classes=self.node_classes, first_only=True,
                            last_pod_events=events, held=held, prune=True,
-                           only=only)
+                           only=only, memo=self.memo)
         return plan.actions[0] if plan.actions else None
 
     # ---- carrying a command out ----
