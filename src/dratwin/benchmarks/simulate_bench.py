@@ -24,6 +24,7 @@ from dratwin.api.loader import LoadedObject, SourceLocation
 from dratwin.benchmarks import BenchResult
 from dratwin.catalog import load_catalog
 from dratwin.scenario.model import Arrival, AutoscalerSpec, ColdStartSpec, RatePoint, RunSpec, ServiceSpec
+from dratwin.sim.outcomes import RunResult
 from dratwin.sim.run import SimOptions, simulate
 
 NODES = 1_000
@@ -121,7 +122,7 @@ def with_service(spec: RunSpec) -> RunSpec:
 
 
 def run() -> list[BenchResult]:
-    return [*_jobs_only(), *_jobs_and_service()]
+    return [*_jobs_only(), *_jobs_and_service(), *_karpenter_disruption()]
 
 
 def _jobs_and_service() -> list[BenchResult]:
@@ -212,3 +213,33 @@ def karpenter_spec(seed: int = 1, jobs: int = KARPENTER_JOBS, hours: float = KAR
     return RunSpec(scenario="karpenter-gpu-jobs", variant="default", seed=seed, until_seconds=until,
                    objects=tuple(_karpenter_objects(consolidate_after)), arrivals=tuple(arrivals),
                    provisioner="karpenter")
+
+
+def _timed_run(spec: RunSpec) -> tuple[float, float, RunResult]:
+    catalog = load_catalog()
+    started, cpu_started = time.perf_counter(), time.process_time()
+    result = simulate(spec, SimOptions(catalog=catalog)).result
+    return time.perf_counter() - started, time.process_time() - cpu_started, result
+
+
+def _karpenter_disruption() -> list[BenchResult]:
+    """The Karpenter run with its disruption controller, and the same run with consolidation off
+    (``consolidateAfter: Never``), one after the other: their ratio is what the controller costs."""
+    elapsed, cpu, result = _timed_run(karpenter_spec())
+    off_elapsed, off_cpu, off = _timed_run(karpenter_spec(consolidate_after="Never"))
+    d = result.disruptions
+    detail = (f"{KARPENTER_JOBS} GPU Jobs over {KARPENTER_HOURS} h, NodePool of {', '.join(KARPENTER_TYPES)}, "
+              f"consolidateAfter 1m; {result.events} events, {len(d.commands)} commands "
+              f"({d.commands_invalidated} invalidated), {d.pods_evicted} evictions, cost ${result.cost_usd:.0f} "
+              f"(${off.cost_usd:.0f} without consolidation)")
+    return [
+        BenchResult("simulate.karpenter_disruption_12h", elapsed, "s", detail=detail),
+        BenchResult("simulate.karpenter_disruption_12h.cpu", cpu, "s", detail="the same run's CPU time"),
+        BenchResult("simulate.karpenter_disruption_12h.events_per_s", result.events / elapsed, "events/s",
+                    higher_is_better=True, detail="events of the run above over its wall time"),
+        BenchResult("simulate.karpenter_disruption_12h.off.cpu", off_cpu, "s",
+                    detail=f"CPU time of the same Jobs with consolidation off ({off_elapsed:.1f} s wall)"),
+        BenchResult("simulate.karpenter_disruption_12h.cpu_ratio", cpu / off_cpu, "x",
+                    target=DISRUPTION_TARGET_RATIO,
+                    detail="CPU time with the disruption controller over the run with consolidation off"),
+    ]

@@ -679,7 +679,7 @@ def _interleaved(candidates: list[_Candidate]) -> list[_Candidate]:
 def _compute(ctx: _Context, world: _World, candidates: list[_Candidate], method: str) -> tuple[_Command | None, str]:
     """``computeConsolidation``: a command for these candidates, or why there is none."""
     price = sum(c.price for c in candidates)
-    simulation = _simulate(ctx, world, candidates, price if ctx.prune and ctx.cheapest_offering >= price else None)
+    simulation = _simulate(ctx, world, candidates, price if ctx.prune else None)
     if simulation.errors:
         return None, next(iter(simulation.errors.values()))
     command = _Command(method, UNDERUTILIZED, candidates, simulation)
@@ -804,8 +804,9 @@ def _min_values_prefix(pool: Pool, options: Sequence[Template]) -> int:
 def _simulate(ctx: _Context, world: _World, candidates: list[_Candidate], at_most: float | None = None) -> _Simulation:
     """``SimulateScheduling``: the candidates gone, where do their pods (and the pending pods) go?
 
-    ``at_most``: the candidates' price, when no new node could cost less: a candidate's pod that fits on no
-    other node then decides it (no delete, no cheaper replace), and the simulation stops there."""
+    ``at_most``: the candidates' price (pruning): a candidate's pod that fits on no other node, and on no
+    instance type cheaper than that, decides it (no delete, no cheaper replace: a new node holding it and
+    more can be no cheaper than one holding it alone), and the simulation stops there."""
     sim = _fork(world.state)
     names = [c.name for c in candidates]
     moving = _evict(sim, names)
@@ -834,9 +835,9 @@ def _simulate(ctx: _Context, world: _World, candidates: list[_Candidate], at_mos
         candidate_pod = info.key in from_candidates
         placement = _first_fit(profile, binder, info, usable[candidate_pod], (_shape(sim, info), world.fits, unchanged))
         if placement is None:
-            if candidate_pod and at_most is not None:
-                simulation.errors[info.key] = (f"pod {info.key} fits on no other node, and no instance type is "
-                                               f"cheaper than {_money(at_most)}/h")
+            if candidate_pod and at_most is not None and _cheapest_new_node(ctx, sim, info) >= at_most:
+                simulation.errors[info.key] = (f"pod {info.key} fits on no other node, and no instance type it "
+                                               f"fits is cheaper than {_money(at_most)}/h")
                 return simulation
             leftovers.append(info)
         elif candidate_pod:
@@ -932,6 +933,26 @@ def _destinations(ctx: _Context, world: _World, candidate_pod: bool) -> list[str
         known = [n.name for n in order if _destination_ok(ctx, world, state, n, candidate_pod)]
         world.destinations[candidate_pod] = known
     return known
+
+
+def _cheapest_new_node(ctx: _Context, sim: ClusterState, info: PodInfo) -> float:
+    """A lower bound of what a new node holding the pod costs: the cheapest offering of the instance types of
+    any NodePool that could hold it alone, leaving the NodePools' limits out (0 when it cannot tell)."""
+    if ctx.cheapest_offering == math.inf:
+        return math.inf
+    pod, _ = _to_place(sim, info)
+    if pod is None:
+        return 0.0
+
+    def cheapest() -> float:
+        prices = [math.inf]
+        for pool in ctx.pools:
+            unlimited = dataclasses.replace(pool, limits={}, used={})
+            plan = Solver([unlimited], ctx.features, ctx.classes, ctx.compiler).solve([pod])
+            prices += [o.price for claim in plan.claims for t in claim.options for o in t.offerings]
+        return min(prices)
+
+    return cheapest() if ctx.memo is None else ctx.memo.cheapest_new_node(pod, cheapest)
 
 
 def _solve(ctx: _Context, pods: list[PodToPlace]) -> Plan:

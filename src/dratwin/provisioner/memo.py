@@ -11,6 +11,7 @@ would give; only the time to find it changes:
 - **plans**: the provisioning solver's answer for the pods left over by a simulation, by their shapes (and
   labels) in the solver's order and what the solver reads of the NodePools' usage (the limited resources):
   the same pods of a workload ask it the same question pass after pass.
+- **cheapest**: the lowest price of a new node a pod (by shape and labels) fits on alone, limits left out.
 - **drift**: a node's drift, by its object (a node whose labels or annotations change is a new object; the
   NodePools and node classes do not change during a run).
 """
@@ -39,6 +40,7 @@ class ConsolidationMemo:
     fits: dict[FitKey, FitEntry] = field(default_factory=dict)
     plans: dict[tuple[object, ...], tuple[list[PodToPlace], Plan]] = field(default_factory=dict)
     drift: dict[str, tuple[Node, Drift | None]] = field(default_factory=dict)
+    cheapest: dict[bytes, float] = field(default_factory=dict)  # pod key -> lowest price of a new node for it
     nodes_seen: set[str] = field(default_factory=set)
 
     def node_added(self, name: str) -> None:
@@ -54,6 +56,15 @@ class ConsolidationMemo:
         drift = compute()
         self.drift[name] = (node, drift)
         return drift
+
+    def cheapest_new_node(self, pod: PodToPlace, compute: Callable[[], float]) -> float:
+        """The lowest price of a node that could hold the pod alone (limits left out: the NodePools'
+        instance types do not change during a run)."""
+        key = _pod_key(pod)
+        known = self.cheapest.get(key)
+        if known is None:
+            known = self.cheapest[key] = compute()
+        return known
 
     def solve(self, pools: Sequence[Pool], pods: Sequence[PodToPlace],
               solve: Callable[[list[PodToPlace]], Plan]) -> Plan:
