@@ -235,8 +235,9 @@ def _karpenter_disruption() -> list[BenchResult]:
     what the controller costs (CPU time, as the machine may be shared)."""
     on_runs, off_runs = [], []
     for _ in range(KARPENTER_REPEATS):
-        on_runs.append(_timed_run(karpenter_spec()))
-        off_runs.append(_timed_run(karpenter_spec(consolidate_after="Never")))
+        on_runs.append(_timed_run(karpenter_spec(jobs=KARPENTER_JOBS, hours=KARPENTER_HOURS)))
+        off_runs.append(_timed_run(karpenter_spec(jobs=KARPENTER_JOBS, hours=KARPENTER_HOURS,
+                                                  consolidate_after="Never")))
     elapsed, cpu = statistics.median(r[0] for r in on_runs), statistics.median(r[1] for r in on_runs)
     off_elapsed, off_cpu = statistics.median(r[0] for r in off_runs), statistics.median(r[1] for r in off_runs)
     result, off = on_runs[0][2], off_runs[0][2]
