@@ -1013,7 +1013,9 @@ def _size_order(info: PodInfo) -> tuple[int, int, int]:
 
 def _fork(state: ClusterState) -> ClusterState:
     """A copy whose changes leave ``state`` as it is: containers copied, objects shared until changed
-    (claim records are replaced before they change; nodes are copied)."""
+    (claim records are replaced before they change; nodes are copied). The slices and their index are
+    shared (a fork never adds slices), so each simulation does not index them again."""
+    index = state.slice_index
     return ClusterState(
         features=state.features,
         nodes={name: _copy_node(info) for name, info in state.nodes.items()},
@@ -1027,6 +1029,8 @@ def _fork(state: ClusterState) -> ClusterState:
         dra_version=dict(state.dra_version),
         dra_global_version=state.dra_global_version,
         device_views=state.device_views,
+        _index=index,
+        _pool_nodes=state._pool_nodes,
     )
 
 
