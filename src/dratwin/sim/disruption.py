@@ -25,6 +25,12 @@ kubernetes-sigs/karpenter v1):
 - **Nominated nodes**: a node launched for pods is left alone for 20 s after it is Ready (Karpenter nominates
   it to them for twice the batch maximum).
 
+Each pass decides afresh, but what does not change between passes is not worked out again: the controller
+owns a :class:`~dratwin.provisioner.memo.ConsolidationMemo` that every pass hands the core (filter verdicts per
+node generation, the solver's answers per pod shapes, drift per node object), and a pass gives up on a
+candidate as soon as one of its pods fits on no other node and on no instance type cheaper than it (the
+same decision, found sooner).
+
 The pods the scheduler found unschedulable are simulated with the moved ones (as Karpenter does), including
 those waiting for a NodeClaim still launching, which Karpenter leaves out as nominated.
 
@@ -124,6 +130,7 @@ class DisruptionController:
                     self.running_since[key] = 0.0
         self.store.subscribe("Pod", self._on_pod)
         self.store.subscribe("Node", self._on_node)
+        self.store.subscribe("ResourceSlice", self._on_slice)
         for name in state.nodes:
             self.memo.node_added(name)
             self._remind(name, 0.0)
@@ -147,6 +154,9 @@ class DisruptionController:
         elif change.type == "Deleted":
             self.last_pod_event.pop(change.key, None)
             self.nominated_until.pop(change.key, None)
+
+    def _on_slice(self, change: Change) -> None:
+        self.memo.slices_changed()
 
     def _on_pod(self, change: Change) -> None:
         now = change.time

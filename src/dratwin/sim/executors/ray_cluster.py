@@ -35,7 +35,8 @@ def import_ray() -> ModuleType:
     except ImportError:
         raise InputError(f"--executor ray: Ray is not installed; {INSTALL_HINT} (or run in processes on this "
                          "machine: --executor processes)") from None
-    return ray
+    module: ModuleType = ray  # untyped where Ray is not installed
+    return module
 
 
 @dataclass(frozen=True)
