@@ -78,3 +78,12 @@ def test_a_node_seen_again_after_its_deletion_forgets_what_pods_fit() -> None:
     assert memo.fits
     memo.node_added("n1")
     assert not memo.fits
+
+
+def test_a_node_s_slices_changing_forget_what_pods_fit_there_and_a_shared_slice_everywhere() -> None:
+    memo = ConsolidationMemo()
+    memo.fits = {(b"shape", "n1"): (3, 0, False), (b"shape", "n2"): (5, 0, False)}
+    memo.slices_changed("n1")
+    assert list(memo.fits) == [(b"shape", "n2")]
+    memo.slices_changed(None)
+    assert not memo.fits

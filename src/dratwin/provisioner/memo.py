@@ -7,7 +7,8 @@ would give; only the time to find it changes:
 
 - **fits**: whether a pod (by shape) passes the scheduler's filters on a node, kept with the node's
   generation and the DRA version it was judged at (a node's generation moves on whenever anything on it
-  does); a node seen again after it was deleted, or a ResourceSlice published or withdrawn, drops them all.
+  does); a node's ResourceSlices published or withdrawn drop its verdicts, a node seen again after it was
+  deleted (or a slice of no one node) drops them all.
 - **plans**: the provisioning solver's answer for the pods left over by a simulation, by their shapes (and
   labels) in the solver's order and what the solver reads of the NodePools' usage (the limited resources):
   the same pods of a workload ask it the same question pass after pass.
@@ -49,9 +50,13 @@ class ConsolidationMemo:
             self.fits.clear()
         self.nodes_seen.add(name)
 
-    def slices_changed(self) -> None:
-        """ResourceSlices were published or withdrawn: what a pod fits may change without a node's generation."""
-        self.fits.clear()
+    def slices_changed(self, node: str | None) -> None:
+        """A ResourceSlice of ``node`` (None: of no one node) was published, changed or withdrawn: what a pod
+        fits there (anywhere, for None) may change without a node's generation."""
+        if node is None:
+            self.fits.clear()
+        else:
+            self.fits = {key: entry for key, entry in self.fits.items() if key[1] != node}
 
     def drift_of(self, name: str, node: Node, compute: Callable[[], Drift | None]) -> Drift | None:
         known = self.drift.get(name)

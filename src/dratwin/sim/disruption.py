@@ -115,6 +115,7 @@ class DisruptionController:
     in_flight: list[_InFlight] = field(default_factory=list)
     invalidated: int = 0
     memo: ConsolidationMemo = field(default_factory=ConsolidationMemo)  # what one pass may reuse of the last
+    slice_nodes: dict[str, str] = field(default_factory=dict)  # ResourceSlice -> the node it is published for
     work_lost_seconds: float = 0.0
     _changed: bool = True
     _settled_at: float = 0.0  # when a pass last found nothing
@@ -123,6 +124,7 @@ class DisruptionController:
         state = self.store.state
         for name in state.nodes:
             self.last_pod_event[name] = 0.0
+        self.slice_nodes = {s.metadata.name: s.spec.node_name for s in state.slices if s.spec.node_name}
         for key, record in state.pods.items():
             if record.pod.spec.node_name:
                 self.bound_to[key] = record.pod.spec.node_name
@@ -156,7 +158,16 @@ class DisruptionController:
             self.nominated_until.pop(change.key, None)
 
     def _on_slice(self, change: Change) -> None:
-        self.memo.slices_changed()
+        if change.type == "Deleted":
+            node = self.slice_nodes.pop(change.key, None)
+            if node is None or node in self.store.state.nodes:
+                self.memo.slices_changed(node)
+            return  # the slices of a node that is gone: nothing is kept for it
+        found = next((s for s in self.store.state.slices if s.metadata.name == change.key), None)
+        node = (found.spec.node_name or None) if found is not None else None  # not found: assume any node
+        if node is not None:
+            self.slice_nodes[change.key] = node
+        self.memo.slices_changed(node)
 
     def _on_pod(self, change: Change) -> None:
         now = change.time
