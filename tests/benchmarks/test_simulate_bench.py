@@ -45,3 +45,30 @@ def test_the_month_shape_mixes_node_types_and_its_backlog_queues() -> None:
     assert 0 < within <= in_all
     result = simulate(spec).result
     assert result.pods_started > 0 and result.scheduling_attempts > result.pods_started  # some pods waited
+
+
+def test_the_karpenter_shape_starts_empty_and_its_nodepool_can_turn_consolidation_off() -> None:
+    spec = simulate_bench.karpenter_spec(jobs=20, hours=2)
+    assert spec.provisioner == "karpenter"
+    assert not [o for o in spec.objects if o.kind == "Node"]
+    assert len(spec.arrivals) == 20 and all(a.at_seconds <= 0.75 * 2 * 3600 for a in spec.arrivals)
+    [pool] = [o.raw for o in simulate_bench.karpenter_spec(consolidate_after="Never").objects if o.kind == "NodePool"]
+    assert pool["spec"]["disruption"] == {"consolidateAfter": "Never"}
+
+
+def test_the_disruption_benchmark_reports_its_run_beside_the_run_without_consolidation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(simulate_bench, "KARPENTER_JOBS", 20)
+    monkeypatch.setattr(simulate_bench, "KARPENTER_HOURS", 2)
+    monkeypatch.setattr(simulate_bench, "KARPENTER_REPEATS", 1)
+    results = {r.name: r for r in simulate_bench._karpenter_disruption()}
+    assert list(results) == ["simulate.karpenter_disruption_12h", "simulate.karpenter_disruption_12h.cpu",
+                             "simulate.karpenter_disruption_12h.events_per_s",
+                             "simulate.karpenter_disruption_12h.off.cpu",
+                             "simulate.karpenter_disruption_12h.cpu_ratio"]
+    ratio = results["simulate.karpenter_disruption_12h.cpu_ratio"]
+    assert ratio.value == pytest.approx(results["simulate.karpenter_disruption_12h.cpu"].value
+                                        / results["simulate.karpenter_disruption_12h.off.cpu"].value)
+    assert ratio.target == simulate_bench.DISRUPTION_TARGET_RATIO
+    assert "commands" in results["simulate.karpenter_disruption_12h"].detail

@@ -13,6 +13,11 @@ The second run adds an autoscaled inference service to the same week: Deployment
 replica) under a daily request curve (50 to 400 requests/s, 10 per GPU), an HPA on DCGM_FI_DEV_GPU_UTIL
 (target 60 %, 2 to 60 replicas, synced every 15 s), and cold starts (a 10 GB image at 1.25 GB/s per node,
 16 GB of weights from object storage at 1.25 GB/s, 16 GB/s into the GPU, 60 s warm-up).
+
+The third (``simulate.karpenter_disruption_12h``) is Karpenter's disruption controller at work: 300 GPU Jobs
+arriving over 12 simulated hours on an empty cluster that one NodePool (g6.xlarge, g6.12xlarge, g6.48xlarge,
+``consolidateAfter: 1m``) grows and consolidates (:func:`karpenter_spec`), against the same Jobs with
+consolidation off; medians of three runs each, CPU time and the ratio (target: at most 3x).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import json
 import math
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -31,6 +37,7 @@ from dratwin.api.loader import LoadedObject, SourceLocation
 from dratwin.benchmarks import BenchResult
 from dratwin.catalog import load_catalog
 from dratwin.scenario.model import Arrival, AutoscalerSpec, ColdStartSpec, RatePoint, RunSpec, ServiceSpec
+from dratwin.sim.outcomes import RunResult
 from dratwin.sim.run import SimOptions, simulate
 
 NODES = 1_000
@@ -206,7 +213,7 @@ def with_service(spec: RunSpec) -> RunSpec:
 
 
 def run() -> list[BenchResult]:
-    return [*_jobs_only(), *_jobs_and_service(), *_month()]
+    return [*_jobs_only(), *_jobs_and_service(), *_karpenter_disruption(), *_month()]
 
 
 def month_figures(nodes: int = MONTH_NODES, pods: int = MONTH_PODS, until: float = MONTH) -> dict[str, float]:
@@ -292,4 +299,92 @@ def _jobs_only() -> list[BenchResult]:
                     detail="the same run's CPU time (time.process_time): what it costs on a machine it has alone"),
         BenchResult("simulate.events_per_s", result.events / elapsed, "events/s", higher_is_better=True,
                     detail="events of the run above over its wall time"),
+    ]
+
+
+# ---- Karpenter with its disruption controller ----------------------------------------------------------
+
+KARPENTER_JOBS = 300
+KARPENTER_HOURS = 12
+KARPENTER_TYPES = ("g6.xlarge", "g6.12xlarge", "g6.48xlarge")  # 1, 4 and 8 L4 GPUs
+KARPENTER_SIZES = ((1, 50), (2, 30), (4, 20))
+KARPENTER_REPEATS = 3
+DISRUPTION_TARGET_RATIO = 3.0  # with the disruption controller, at most this times the run without it
+
+
+def _karpenter_objects(consolidate_after: str) -> list[LoadedObject]:
+    selector = f"device.driver == '{DRIVER}' && device.attributes['{DRIVER}'].type == 'gpu'"
+    requirements = [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": list(KARPENTER_TYPES)}]
+    pool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "gpu"},
+            "spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
+                                                            "name": "default"}, "requirements": requirements}},
+                     "disruption": {"consolidateAfter": consolidate_after}}}
+    node_class = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
+                  "spec": {"role": "KarpenterNodeRole", "amiSelectorTerms": [{"alias": "al2023@latest"}],
+                           "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}],
+                           "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}]}}
+    device_class = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DRIVER},
+                    "spec": {"selectors": [{"cel": {"expression": selector}}]}}
+    return [_obj(pool), _obj(node_class), _obj(device_class), *(_obj(_template(s)) for s, _ in KARPENTER_SIZES)]
+
+
+def _small_job(index: int, gpus: int) -> Raw:
+    raw = _job(index, gpus)
+    raw["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "1", "memory": "2Gi"}
+    return raw
+
+
+def karpenter_spec(seed: int = 1, jobs: int = KARPENTER_JOBS, hours: float = KARPENTER_HOURS,
+                   consolidate_after: str = "1m") -> RunSpec:
+    """GPU Jobs arriving at random (seeded) over ``hours`` on an empty cluster that one Karpenter NodePool of
+    g6.xlarge, g6.12xlarge and g6.48xlarge grows and shrinks; each Job one pod claiming 1, 2 or 4 GPUs
+    (50/30/20 %), running 5 minutes to 3 hours (log-uniform). ``consolidate_after``: the NodePool's
+    ``consolidateAfter`` (``Never`` turns consolidation off, as a platform engineer would)."""
+    rng = random.Random(seed)
+    until = hours * 3600.0
+    sizes, weights = [s for s, _ in KARPENTER_SIZES], [w for _, w in KARPENTER_SIZES]
+    arrivals = []
+    for index, at in enumerate(sorted(rng.uniform(0, until * 0.75) for _ in range(jobs))):
+        gpus = rng.choices(sizes, weights)[0]
+        run_seconds = math.exp(rng.uniform(math.log(300), math.log(3 * 3600)))
+        arrivals.append(Arrival(round(at, 3), (_obj(_small_job(index, gpus)),), round(run_seconds, 3)))
+    return RunSpec(scenario="karpenter-gpu-jobs", variant="default", seed=seed, until_seconds=until,
+                   objects=tuple(_karpenter_objects(consolidate_after)), arrivals=tuple(arrivals),
+                   provisioner="karpenter")
+
+
+def _timed_run(spec: RunSpec) -> tuple[float, float, RunResult]:
+    catalog = load_catalog()
+    started, cpu_started = time.perf_counter(), time.process_time()
+    result = simulate(spec, SimOptions(catalog=catalog)).result
+    return time.perf_counter() - started, time.process_time() - cpu_started, result
+
+
+def _karpenter_disruption() -> list[BenchResult]:
+    """The Karpenter run with its disruption controller, and the same run with consolidation off
+    (``consolidateAfter: Never``), taken in turns, medians of :data:`KARPENTER_REPEATS` each: their ratio is
+    what the controller costs (CPU time, as the machine may be shared)."""
+    on_runs, off_runs = [], []
+    for _ in range(KARPENTER_REPEATS):
+        on_runs.append(_timed_run(karpenter_spec(jobs=KARPENTER_JOBS, hours=KARPENTER_HOURS)))
+        off_runs.append(_timed_run(karpenter_spec(jobs=KARPENTER_JOBS, hours=KARPENTER_HOURS,
+                                                  consolidate_after="Never")))
+    elapsed, cpu = statistics.median(r[0] for r in on_runs), statistics.median(r[1] for r in on_runs)
+    off_elapsed, off_cpu = statistics.median(r[0] for r in off_runs), statistics.median(r[1] for r in off_runs)
+    result, off = on_runs[0][2], off_runs[0][2]
+    d = result.disruptions
+    detail = (f"{KARPENTER_JOBS} GPU Jobs over {KARPENTER_HOURS} h, NodePool of {', '.join(KARPENTER_TYPES)}, "
+              f"consolidateAfter 1m; {result.events} events, {len(d.commands)} commands "
+              f"({d.commands_invalidated} invalidated), {d.pods_evicted} evictions, cost ${result.cost_usd:.0f} "
+              f"(${off.cost_usd:.0f} without consolidation)")
+    return [
+        BenchResult("simulate.karpenter_disruption_12h", elapsed, "s", detail=detail),
+        BenchResult("simulate.karpenter_disruption_12h.cpu", cpu, "s", detail="the same run's CPU time"),
+        BenchResult("simulate.karpenter_disruption_12h.events_per_s", result.events / elapsed, "events/s",
+                    higher_is_better=True, detail="events of the run above over its wall time"),
+        BenchResult("simulate.karpenter_disruption_12h.off.cpu", off_cpu, "s",
+                    detail=f"CPU time of the same Jobs with consolidation off ({off_elapsed:.1f} s wall)"),
+        BenchResult("simulate.karpenter_disruption_12h.cpu_ratio", cpu / off_cpu, "x",
+                    target=DISRUPTION_TARGET_RATIO,
+                    detail="CPU time with the disruption controller over the run with consolidation off"),
     ]

@@ -52,6 +52,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import functools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -77,7 +78,8 @@ from dratwin.provisioner.budgets import (
 )
 from dratwin.provisioner.candidates import CAPACITY_TYPE, INSTANCE_TYPE_LABEL, NODEPOOL_LABEL, ZONE_LABEL, Template
 from dratwin.provisioner.drift import Drift, drift_of
-from dratwin.provisioner.solver import PlannedClaim, PodToPlace, Pool, Solver, Unplaced
+from dratwin.provisioner.memo import ConsolidationMemo, FitEntry, FitKey
+from dratwin.provisioner.solver import Plan, PlannedClaim, PodToPlace, Pool, Solver, Unplaced
 from dratwin.scheduler.binder import StateBinder
 from dratwin.scheduler.framework import CycleState, NodeInfo, PodInfo
 from dratwin.scheduler.plugins.dynamic_resources import ExtendedRequest
@@ -188,6 +190,7 @@ def consolidate(
     held: Mapping[str, str] | None = None,
     prune: bool = False,
     only: Iterable[str] | None = None,
+    memo: ConsolidationMemo | None = None,
 ) -> ConsolidationPlan:
     """What Karpenter's disruption controller would do to ``cluster`` now (see the module docstring).
 
@@ -206,18 +209,20 @@ def consolidate(
     pods nominated to it), with that reason; ``prune`` gives up on a consolidation as soon as one of the
     candidates' pods fits on no other node while no instance type of any NodePool is cheaper than the
     candidates (the decision is the same, found sooner; the reason given for a kept node is shorter); ``only``
-    limits the candidates to these nodes (a command's validation: every node stays a destination)."""
+    limits the candidates to these nodes (a command's validation: every node stays a destination); ``memo``:
+    what earlier calls on the same cluster found that this one may reuse (see :mod:`dratwin.provisioner.memo`)."""
     compiler = compiler or SelectorCompiler(list_type_attributes=features.list_type_attributes)
     policies = {p.name: p for p in (NodePoolPolicy.read(raw) for raw in nodepools_raw)}
     ctx = _Context(list(pools), policies, features, dict(classes), compiler, utc(now) if now else None, spot_to_spot,
                    catalog or load_catalog())
-    ctx.drift = _drifts(cluster, nodepools_raw, node_classes or {})
+    ctx.memo = memo
+    ctx.drift = _drifts(cluster, nodepools_raw, node_classes or {}, memo)
     ctx.last_pod_events = dict(last_pod_events or {})
     ctx.held = dict(held or {})
     ctx.prune = prune
     ctx.only = None if only is None else frozenset(only)
     ctx.notes += _policy_notes(policies, now)
-    world = _World(_fork(cluster), _budget_nodes(cluster))
+    world = _World(_fork(cluster), _budget_nodes(cluster), fits=memo.fits if memo is not None else {})
     actions: list[Action] = []
     while True:
         blocked: dict[str, str] = {}
@@ -228,6 +233,8 @@ def consolidate(
         if first_only:
             break
         _apply(world, command)
+        world.fits = {}  # the applied world's nodes are not the cluster's: what they fit is not remembered
+        world.destinations = {}
     kept = [(name, reason) for name, reason in sorted(blocked.items()) if name in world.state.nodes]
     drifted = [_drifted_node(ctx, cluster, name, drift) for name, drift in sorted(ctx.drift.items())]
     return ConsolidationPlan(actions, sum(a.savings_per_hour for a in actions), kept, ctx.notes, drifted)
@@ -249,6 +256,7 @@ class _Context:
     held: dict[str, str] = field(default_factory=dict)  # node -> why the caller knows Karpenter leaves it
     prune: bool = False
     only: frozenset[str] | None = None  # the nodes that may be candidates (None: all)
+    memo: ConsolidationMemo | None = None
     _cheapest: float | None = None
 
     @property
@@ -277,9 +285,12 @@ class _World:
     budget_nodes: dict[str, _BudgetNode]
     planned: set[str] = field(default_factory=set)  # nodes of earlier commands, still in flight
     touched: set[str] = field(default_factory=set)  # nodes that received pods: their last pod event is now
-    # (pod shape, node) -> did the filters pass, for nodes a simulation has not changed: valid until the
-    # next command changes the state (simulations of one pass try the same pods on the same nodes).
-    fits: dict[tuple[bytes, str], bool] = field(default_factory=dict)
+    # (pod shape, node) -> (the node's generation, the DRA global version, did the filters pass), for nodes a
+    # simulation has not changed (simulations of one pass, and passes over time, try the same pods on the
+    # same nodes).
+    fits: dict[FitKey, FitEntry] = field(default_factory=dict)
+    # whether a candidate's pod (True) or another pod (False) -> the nodes that may take it, in Karpenter's order
+    destinations: dict[bool, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -669,7 +680,7 @@ def _interleaved(candidates: list[_Candidate]) -> list[_Candidate]:
 def _compute(ctx: _Context, world: _World, candidates: list[_Candidate], method: str) -> tuple[_Command | None, str]:
     """``computeConsolidation``: a command for these candidates, or why there is none."""
     price = sum(c.price for c in candidates)
-    simulation = _simulate(ctx, world, candidates, price if ctx.prune and ctx.cheapest_offering >= price else None)
+    simulation = _simulate(ctx, world, candidates, price if ctx.prune else None)
     if simulation.errors:
         return None, next(iter(simulation.errors.values()))
     command = _Command(method, UNDERUTILIZED, candidates, simulation)
@@ -794,8 +805,9 @@ def _min_values_prefix(pool: Pool, options: Sequence[Template]) -> int:
 def _simulate(ctx: _Context, world: _World, candidates: list[_Candidate], at_most: float | None = None) -> _Simulation:
     """``SimulateScheduling``: the candidates gone, where do their pods (and the pending pods) go?
 
-    ``at_most``: the candidates' price, when no new node could cost less: a candidate's pod that fits on no
-    other node then decides it (no delete, no cheaper replace), and the simulation stops there."""
+    ``at_most``: the candidates' price (pruning): a candidate's pod that fits on no other node, and on no
+    instance type cheaper than that, decides it (no delete, no cheaper replace: a new node holding it and
+    more can be no cheaper than one holding it alone), and the simulation stops there."""
     sim = _fork(world.state)
     names = [c.name for c in candidates]
     moving = _evict(sim, names)
@@ -808,7 +820,6 @@ def _simulate(ctx: _Context, world: _World, candidates: list[_Candidate], at_mos
     moving.sort(key=_size_order)
     profile = default_profile(sim, ScheduleOptions(), ctx.compiler)
     binder = StateBinder(sim)
-    order = sorted(sim.nodes.values(), key=lambda n: (not _initialized(n), n.name))
     simulation = _Simulation({}, [], {}, {})
     leftovers = []
 
@@ -820,14 +831,14 @@ def _simulate(ctx: _Context, world: _World, candidates: list[_Candidate], at_mos
             and sim.dra_global_version == world.state.dra_global_version
         )
 
-    usable = {flag: [n for n in order if _destination_ok(ctx, world, sim, n, flag)] for flag in (True, False)}
+    usable = {flag: [sim.nodes[n] for n in _destinations(ctx, world, flag) if n in sim.nodes] for flag in (True, False)}
     for info in moving:
         candidate_pod = info.key in from_candidates
         placement = _first_fit(profile, binder, info, usable[candidate_pod], (_shape(sim, info), world.fits, unchanged))
         if placement is None:
-            if candidate_pod and at_most is not None:
-                simulation.errors[info.key] = (f"pod {info.key} fits on no other node, and no instance type is "
-                                               f"cheaper than {_money(at_most)}/h")
+            if candidate_pod and at_most is not None and _cheapest_new_node(ctx, sim, info) >= at_most:
+                simulation.errors[info.key] = (f"pod {info.key} fits on no other node, and no instance type it "
+                                               f"fits is cheaper than {_money(at_most)}/h")
                 return simulation
             leftovers.append(info)
         elif candidate_pod:
@@ -843,7 +854,7 @@ def _simulate(ctx: _Context, world: _World, candidates: list[_Candidate], at_mos
             to_place.append(pod)
         elif info.key in from_candidates:
             simulation.errors[info.key] = problem
-    plan = Solver(ctx.pools, ctx.features, ctx.classes, ctx.compiler).solve(to_place)
+    plan = _solve(ctx, to_place)
     unplaced = {u.pod: u for u in plan.unplaced}
     for key in sorted(from_candidates & unplaced.keys()):
         simulation.errors[key] = (
@@ -862,12 +873,13 @@ def _first_fit(
     binder: StateBinder,
     info: PodInfo,
     nodes: list[NodeInfo],
-    cache: tuple[bytes, dict[tuple[bytes, str], bool], Callable[[NodeInfo], bool]],
+    cache: tuple[bytes, dict[FitKey, FitEntry], Callable[[NodeInfo], bool]],
 ) -> _Placement | None:
     """Karpenter's ``addToExistingNode``: the first node (in its order) the pod fits, judged by the twin's
     scheduler filters and DRA allocator; the pod is bound there, its claims allocated. ``cache``: the pod's
     shape, the known verdicts, and whether a node is as the verdicts found it."""
     shape, verdicts, unchanged = cache
+    dra_version = binder.cluster.dra_global_version
     state = CycleState()
     for plugin in profile.pre_filters:
         if not plugin.pre_filter(state, info, nodes).ok:
@@ -875,11 +887,11 @@ def _first_fit(
     for node in nodes:
         key = (shape, node.name)
         reusable = unchanged(node)
-        if reusable and verdicts.get(key) is False:
+        if reusable and verdicts.get(key) == (node.generation, dra_version, False):
             continue
         fits = all(plugin.filter(state, info, node).ok for plugin in profile.filters)
         if reusable:
-            verdicts[key] = fits
+            verdicts[key] = (node.generation, dra_version, fits)
         if not fits:
             continue
         dra = profile.dra
@@ -910,6 +922,45 @@ def _bind(binder: StateBinder, info: PodInfo, placement: _Placement) -> None:
     if placement.special is not None:
         binder.create_extended_claim(info, placement.special, placement.special_requests)
     binder.bind(info, placement.node, placement.allocations, placement.reserve)
+
+
+def _destinations(ctx: _Context, world: _World, candidate_pod: bool) -> list[str]:
+    """The nodes that may take a pod, in Karpenter's order (initialized ones first, by name); the same for every
+    simulation of a pass (each leaves out its own candidates)."""
+    known = world.destinations.get(candidate_pod)
+    if known is None:
+        state = world.state
+        order = sorted(state.nodes.values(), key=lambda n: (not _initialized(n), n.name))
+        known = [n.name for n in order if _destination_ok(ctx, world, state, n, candidate_pod)]
+        world.destinations[candidate_pod] = known
+    return known
+
+
+def _cheapest_new_node(ctx: _Context, sim: ClusterState, info: PodInfo) -> float:
+    """A lower bound of what a new node holding the pod costs: the cheapest offering of the instance types of
+    any NodePool that could hold it alone, leaving the NodePools' limits out (0 when it cannot tell)."""
+    if ctx.cheapest_offering == math.inf:
+        return math.inf
+    pod, _ = _to_place(sim, info)
+    if pod is None:
+        return 0.0
+
+    def cheapest() -> float:
+        prices = [math.inf]
+        for pool in ctx.pools:
+            unlimited = dataclasses.replace(pool, limits={}, used={})
+            plan = Solver([unlimited], ctx.features, ctx.classes, ctx.compiler).solve([pod])
+            prices += [o.price for claim in plan.claims for t in claim.options for o in t.offerings]
+        return min(prices)
+
+    return cheapest() if ctx.memo is None else ctx.memo.cheapest_new_node(pod, cheapest)
+
+
+def _solve(ctx: _Context, pods: list[PodToPlace]) -> Plan:
+    def solve(ordered: list[PodToPlace]) -> Plan:
+        return Solver(ctx.pools, ctx.features, ctx.classes, ctx.compiler).solve(ordered)
+
+    return solve(pods) if ctx.memo is None or not pods else ctx.memo.solve(ctx.pools, pods, solve)
 
 
 def _destination_ok(ctx: _Context, world: _World, sim: ClusterState, node: NodeInfo, candidate_pod: bool) -> bool:
@@ -963,7 +1014,9 @@ def _size_order(info: PodInfo) -> tuple[int, int, int]:
 
 def _fork(state: ClusterState) -> ClusterState:
     """A copy whose changes leave ``state`` as it is: containers copied, objects shared until changed
-    (claim records are replaced before they change; nodes are copied)."""
+    (claim records are replaced before they change; nodes are copied). The slices and their index are
+    shared (a fork never adds slices), so each simulation does not index them again."""
+    index = state.slice_index
     return ClusterState(
         features=state.features,
         nodes={name: _copy_node(info) for name, info in state.nodes.items()},
@@ -977,6 +1030,8 @@ def _fork(state: ClusterState) -> ClusterState:
         dra_version=dict(state.dra_version),
         dra_global_version=state.dra_global_version,
         device_views=state.device_views,
+        _index=index,
+        _pool_nodes=state._pool_nodes,
     )
 
 
@@ -1158,7 +1213,10 @@ def node_price(instance: InstanceType | None, zone: str, capacity_type: str) -> 
 
 
 def _drifts(
-    cluster: ClusterState, nodepools_raw: Sequence[Mapping[str, Any]], node_classes: Mapping[str, Mapping[str, Any]]
+    cluster: ClusterState,
+    nodepools_raw: Sequence[Mapping[str, Any]],
+    node_classes: Mapping[str, Mapping[str, Any]],
+    memo: ConsolidationMemo | None,
 ) -> dict[str, Drift]:
     by_name = {str((raw.get("metadata") or {}).get("name", "")): raw for raw in nodepools_raw}
     found = {}
@@ -1166,7 +1224,9 @@ def _drifts(
         nodepool = by_name.get(info.node.metadata.labels.get(NODEPOOL_LABEL, ""))
         if nodepool is None:
             continue
-        drift = drift_of(info.node, nodepool, node_classes)
+        node = info.node
+        drift = (drift_of(node, nodepool, node_classes) if memo is None else
+                 memo.drift_of(name, node, functools.partial(drift_of, node, nodepool, node_classes)))
         if drift is not None:
             found[name] = drift
     return found

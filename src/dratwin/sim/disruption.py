@@ -25,6 +25,12 @@ kubernetes-sigs/karpenter v1):
 - **Nominated nodes**: a node launched for pods is left alone for 20 s after it is Ready (Karpenter nominates
   it to them for twice the batch maximum).
 
+Each pass decides afresh, but what does not change between passes is not worked out again: the controller
+owns a :class:`~dratwin.provisioner.memo.ConsolidationMemo` that every pass hands the core (filter verdicts per
+node generation, the solver's answers per pod shapes, drift per node object), and a pass gives up on a
+candidate as soon as one of its pods fits on no other node and on no instance type cheaper than it (the
+same decision, found sooner).
+
 The pods the scheduler found unschedulable are simulated with the moved ones (as Karpenter does), including
 those waiting for a NodeClaim still launching, which Karpenter leaves out as nominated.
 
@@ -56,6 +62,7 @@ from dratwin.provisioner.consolidation import (
     Action,
     consolidate,
 )
+from dratwin.provisioner.memo import ConsolidationMemo
 from dratwin.provisioner.solver import Pool
 from dratwin.sim.engine import BOOKKEEPING, CONTROLLER, Engine
 from dratwin.sim.outcomes import DisruptionCommand, Disruptions, rounded
@@ -107,6 +114,8 @@ class DisruptionController:
     bound_to: dict[str, str] = field(default_factory=dict)  # pod -> node, to see bindings and departures
     in_flight: list[_InFlight] = field(default_factory=list)
     invalidated: int = 0
+    memo: ConsolidationMemo = field(default_factory=ConsolidationMemo)  # what one pass may reuse of the last
+    slice_nodes: dict[str, str] = field(default_factory=dict)  # ResourceSlice -> the node it is published for
     work_lost_seconds: float = 0.0
     _changed: bool = True
     _settled_at: float = 0.0  # when a pass last found nothing
@@ -115,6 +124,7 @@ class DisruptionController:
         state = self.store.state
         for name in state.nodes:
             self.last_pod_event[name] = 0.0
+        self.slice_nodes = {s.metadata.name: s.spec.node_name for s in state.slices if s.spec.node_name}
         for key, record in state.pods.items():
             if record.pod.spec.node_name:
                 self.bound_to[key] = record.pod.spec.node_name
@@ -122,7 +132,9 @@ class DisruptionController:
                     self.running_since[key] = 0.0
         self.store.subscribe("Pod", self._on_pod)
         self.store.subscribe("Node", self._on_node)
+        self.store.subscribe("ResourceSlice", self._on_slice)
         for name in state.nodes:
+            self.memo.node_added(name)
             self._remind(name, 0.0)
         self.engine.at(0.0, CONTROLLER, self._tick)
 
@@ -138,11 +150,24 @@ class DisruptionController:
     def _on_node(self, change: Change) -> None:
         self._changed = True
         if change.type == "Added":
+            self.memo.node_added(change.key)
             self.last_pod_event[change.key] = change.time
             self._remind(change.key, change.time)
         elif change.type == "Deleted":
             self.last_pod_event.pop(change.key, None)
             self.nominated_until.pop(change.key, None)
+
+    def _on_slice(self, change: Change) -> None:
+        if change.type == "Deleted":
+            node = self.slice_nodes.pop(change.key, None)
+            if node is None or node in self.store.state.nodes:
+                self.memo.slices_changed(node)
+            return  # the slices of a node that is gone: nothing is kept for it
+        found = next((s for s in self.store.state.slices if s.metadata.name == change.key), None)
+        node = (found.spec.node_name or None) if found is not None else None  # not found: assume any node
+        if node is not None:
+            self.slice_nodes[change.key] = node
+        self.memo.slices_changed(node)
 
     def _on_pod(self, change: Change) -> None:
         now = change.time
@@ -225,7 +250,7 @@ class DisruptionController:
         plan = consolidate(state, self.pools, self.nodepools_raw, self.features, dict(state.classes), self.compiler,
                            moment(now), catalog=self.catalog, node_classes=self.node_classes, first_only=True,
                            last_pod_events=events, held=held, prune=True,
-                           only=only)
+                           only=only, memo=self.memo)
         return plan.actions[0] if plan.actions else None
 
     # ---- carrying a command out ----
