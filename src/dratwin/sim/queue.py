@@ -105,6 +105,7 @@ class SchedulingQueue:
         queued.attempts += 1
         queued.last_attempt = now
         queued.unschedulable_since = now
+        self.unschedulable.pop(key, None)  # to the end: the pool stays in the order pods entered it
         self.unschedulable[key] = queued
 
     def move_all(self, now: float) -> None:
@@ -125,7 +126,13 @@ class SchedulingQueue:
                 self._to_active(self.pods[key])
 
     def flush_leftover(self, now: float) -> None:
-        stale = [k for k, q in self.unschedulable.items() if now - q.unschedulable_since >= self.max_in_unschedulable]
+        """Each pod that has been in the pool for ``max_in_unschedulable`` moves on (its own time, not the
+        pool's). The pool is in the order pods entered it, so the walk stops at the first pod still young."""
+        stale = []
+        for key, queued in self.unschedulable.items():
+            if now - queued.unschedulable_since < self.max_in_unschedulable:
+                break
+            stale.append(key)
         for key in stale:
             self._move(self.unschedulable.pop(key), now)
 
