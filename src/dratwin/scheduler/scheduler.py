@@ -66,6 +66,9 @@ class _ShapeTable:
     # message and preemption summary without a pass over thousands of nodes.
     reason_lists: Counter[tuple[str, ...]]
     unschedulable: int = 0
+    # Whether a failed cycle's diagnosis holds ``statuses`` as it was: the next store copies it first, so a
+    # failed cycle costs no copy of thousands of slots, and a retry with no node changed none at all.
+    lent: bool = False
 
     @classmethod
     def empty(cls, count: int, dra_global: int, seen: int) -> _ShapeTable:
@@ -92,8 +95,15 @@ class _ShapeTable:
         first = bisect_left(feasible, low)
         return feasible[first:min(bisect_left(feasible, high, first), first + limit)]
 
+    def lend_statuses(self) -> list[Status | None]:
+        """The statuses as they are now, for a diagnosis to read later (copied on the next store)."""
+        self.lent = True
+        return self.statuses
+
     def store(self, position: int, status: Status) -> None:
         self.stale.discard(position)
+        if self.lent:
+            self.statuses, self.lent = self.statuses.copy(), False
         old = self.statuses[position]
         if old is not None:
             self.reason_lists[old.reasons] -= 1
@@ -298,7 +308,7 @@ class Scheduler:
             # In walk order (from ``start``), as upstream records them; slots never filtered (None) are
             # left out, and the counts count only the filtered ones. The statuses as they are now: the
             # table changes with later cycles.
-            diagnosis.walk = (start, self._names, table.statuses.copy())
+            diagnosis.walk = (start, self._names, table.lend_statuses())
             diagnosis.reason_lists, diagnosis.unschedulable_nodes = +table.reason_lists, table.unschedulable
         return feasible, None
 
