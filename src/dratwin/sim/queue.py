@@ -110,7 +110,8 @@ class SchedulingQueue:
 
     def move_all(self, now: float) -> None:
         """A cluster event that may help (a pod gone, a node or devices added): the pool moves on."""
-        for key in sorted(self.unschedulable, key=lambda k: self.pods[k].unschedulable_since):
+        # The pool is in the order pods entered it (``failed``), which is the order of their times: no sort.
+        for key in list(self.unschedulable):
             self._move(self.unschedulable.pop(key), now)
 
     def move(self, keys: set[str], now: float) -> None:
