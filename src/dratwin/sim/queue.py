@@ -11,7 +11,8 @@
 - SchedulerPopFromBackoffQ (beta, on by default since 1.34): when activeQ is empty, the scheduler pops
   the next pod of backoffQ without waiting for its backoff to end.
 
-Pure data: callers pass the time; the scheduling controller turns the times into engine events.
+Pure data: callers pass the time, which never goes back (the pool keeps the order pods entered it in, and
+relies on it); the scheduling controller turns the times into engine events.
 """
 
 from __future__ import annotations
