@@ -102,6 +102,16 @@ def _many_nodes() -> list[Raw]:
     return [*nodes, *pods]
 
 
+def _reasons_change_later() -> list[Raw]:
+    """A pod fails for want of devices; then a pod without a claim takes a node's cpu, so the next pod of the
+    first one's shape fails there for cpu: the first failure's diagnosis still says devices."""
+    nodes = [node(f"n{i}", cpu="4") for i in range(2)]
+    slices = [gpu_slice(f"n{i}", 1) for i in range(2)]
+    with_gpu = [pod(f"g{i}", cpu="1", templates={"gpu": "one"}) for i in range(3)]
+    return [gpu_class(), *nodes, *slices, claim_template("one", gpu_request()), *with_gpu,
+            pod("cpu-only", cpu="3"), pod("g3", cpu="1", templates={"gpu": "one"})]
+
+
 CASES = [
     Case("fill-up-until-nothing-fits", _fill_up()),
     Case("mixed-shapes-and-scores", _mixed()),
@@ -109,6 +119,7 @@ CASES = [
     Case("pool-shared-by-all-nodes", _shared_pool()),
     Case("more-nodes-than-a-cycle-looks-at", _many_nodes()),
     Case("a-tenth-of-the-nodes", _many_nodes(), percentage=10),
+    Case("reasons-change-after-a-failure", _reasons_change_later()),
 ]
 
 
@@ -117,9 +128,17 @@ def decisions(objects: list[Raw], scheduler: type[Scheduler], seed: int, percent
     options = Options(seed, percentage_of_nodes_to_score=percentage)
     run = scheduler(loaded.state, default_profile(loaded.state, options), random.Random(seed),
                     StateBinder(loaded.state))
-    attempts = [(a.pod, a.node, a.message, a.victims, a.nominated_node) for a in run.run(loaded.pending)]
+    # Each failed attempt's per-node statuses are read after the whole run: what later cycles store must not
+    # change what an earlier diagnosis recorded.
+    attempts = [(a.pod, a.node, a.message, a.victims, a.nominated_node, _per_node(a)) for a in run.run(loaded.pending)]
     stored = [r.raw for r in loaded.state.pods.values()] + [r.raw for r in loaded.state.claims.values()]
     return attempts, stored, run.next_start_node
+
+
+def _per_node(attempt: Attempt) -> list[tuple[str, tuple[str, ...]]] | None:
+    if attempt.diagnosis is None:
+        return None
+    return [(name, status.reasons) for name, status in attempt.diagnosis.nodes.items()]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -136,6 +155,9 @@ def test_the_cases_reach_what_they_are_named_for() -> None:
     """The table is only as good as its cases: each meets the situation it names."""
     by_id = {c.id: decisions(c.objects, Scheduler, 0, c.percentage) for c in CASES}
     assert any(node is None for _, node, *_ in by_id["fill-up-until-nothing-fits"][0])
+    attempts = {a[0]: a for a in by_id["reasons-change-after-a-failure"][0]}
+    first, later = attempts["default/g2"][-1], attempts["default/g3"][-1]
+    assert first is not None and later is not None and first != later  # the same node, other reasons
     attempts, stored, _ = by_id["preemption"]
     left = {raw["metadata"]["name"] for raw in stored}
     assert all(node is not None for _, node, *_ in attempts) and len(left & {f"low{i}" for i in range(12)}) < 12

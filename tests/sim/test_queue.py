@@ -52,6 +52,25 @@ def test_without_an_event_the_pool_is_flushed_after_five_minutes() -> None:
     assert queue.pop(300.0) is not None
 
 
+def test_each_pod_leaves_the_pool_after_its_own_five_minutes() -> None:
+    # a fails at 0, b at 100, c at 150; an event moves a alone at 200 and it fails again (its five minutes
+    # start over): each flush moves exactly the pods whose own five minutes are up.
+    queue = SchedulingQueue(pop_from_backoff=False)
+    for name in ("a", "b", "c"):
+        queue.add(make_pod_info(make_pod(name), 0))
+    for name, at in (("a", 0.0), ("b", 100.0), ("c", 150.0), ("a", 200.0)):
+        if at == 200.0:
+            queue.move({"default/a"}, at)
+        popped = queue.pop(at)
+        assert popped is not None and popped.key == f"default/{name}"
+        queue.failed(popped.key, at)
+    moved_by_flush = {}
+    for at in (330.0, 420.0, 450.0, 510.0):
+        queue.flush_leftover(at)
+        moved_by_flush[at] = [p.key for p in iter(lambda t=at: queue.pop(t), None)]
+    assert moved_by_flush == {330.0: [], 420.0: ["default/b"], 450.0: ["default/c"], 510.0: ["default/a"]}
+
+
 def test_pop_from_backoff_when_active_is_empty() -> None:
     queue = _queue(pop_from_backoff=True)
     queue.pop(0.0)

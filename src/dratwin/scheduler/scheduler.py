@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import heapq
 import random
+from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import compress, islice
+from itertools import compress
 from typing import Any
 
 import msgspec
@@ -41,7 +42,6 @@ from dratwin.scheduler.preemption import (
 )
 
 SHAPE_KEY = "PodShape"
-_FEW = 32  # below this many out-of-date slots, sorting them beats scanning every position
 _UNSCORED = -1  # a slot's row of raw scores before the node is scored
 
 
@@ -50,25 +50,30 @@ class _ShapeTable:
     """One pod shape's filter outcomes (and raw scores, once scored), one slot per node position.
 
     A slot is valid until its node changes (the cluster's node journal names it) or the cluster-wide DRA
-    version moves on: outcomes are pure functions of those. The flat lists let a cycle take the feasible
-    nodes among the valid slots without a Python loop over hundreds of nodes (``compress`` and slicing run
-    in C); only the out-of-date slots are filtered again, one by one."""
+    version moves on: outcomes are pure functions of those. The feasible positions are kept sorted, so a
+    cycle takes the feasible nodes among the valid slots by bisection, and only the out-of-date slots are
+    filtered again, one by one: a retry costs what changed since the shape was last evaluated, not a pass
+    over every node."""
 
     dra_global: int
     seen: int  # how many journal entries are taken into account
     stale: set[int]  # positions whose outcome is out of date (or was never computed)
     ok: list[bool]
+    feasible: list[int]  # the positions whose (possibly out-of-date) outcome is ok, ascending
     statuses: list[Status | None]
     rows: list[int]  # the number of each node's row of raw scores (Scheduler._row_id), once scored
     # How many slots hold each list of reasons, and how many an Unschedulable status: a failed cycle's
     # message and preemption summary without a pass over thousands of nodes.
     reason_lists: Counter[tuple[str, ...]]
     unschedulable: int = 0
+    # Whether a failed cycle's diagnosis holds ``statuses`` as it was: the next store copies it first, so a
+    # failed cycle costs no copy of thousands of slots, and a retry with no node changed none at all.
+    lent: bool = False
 
     @classmethod
     def empty(cls, count: int, dra_global: int, seen: int) -> _ShapeTable:
-        return cls(dra_global, seen, set(range(count)), [False] * count, [None] * count, [_UNSCORED] * count,
-                   Counter())
+        return cls(dra_global, seen, set(range(count)), [False] * count, [], [None] * count,
+                   [_UNSCORED] * count, Counter())
 
     def out_of_date(self, journal: list[NodeInfo], positions: dict[int, int], dra_global: int, start: int,
                     count: int) -> list[int]:
@@ -80,19 +85,36 @@ class _ShapeTable:
             changed = (positions.get(id(node)) for node in journal[self.seen :])
             self.stale.update(p for p in changed if p is not None)
         self.seen = len(journal)
-        stale = self.stale
-        if len(stale) > _FEW:
-            return [p for p in range(start, count) if p in stale] + [p for p in range(start) if p in stale]
-        return sorted(stale, key=lambda p: (p - start) % count)
+        ordered = sorted(self.stale)
+        cut = bisect_left(ordered, start)
+        return ordered[cut:] + ordered[:cut]
+
+    def feasible_between(self, low: int, high: int, limit: int) -> list[int]:
+        """At most ``limit`` feasible positions in ``[low, high)``, ascending."""
+        feasible = self.feasible
+        first = bisect_left(feasible, low)
+        return feasible[first:min(bisect_left(feasible, high, first), first + limit)]
+
+    def lend_statuses(self) -> list[Status | None]:
+        """The statuses as they are now, for a diagnosis to read later (copied on the next store)."""
+        self.lent = True
+        return self.statuses
 
     def store(self, position: int, status: Status) -> None:
         self.stale.discard(position)
+        if self.lent:
+            self.statuses, self.lent = self.statuses.copy(), False
         old = self.statuses[position]
         if old is not None:
             self.reason_lists[old.reasons] -= 1
             self.unschedulable -= old.code is Code.UNSCHEDULABLE
         self.reason_lists[status.reasons] += 1
         self.unschedulable += status.code is Code.UNSCHEDULABLE
+        if status.ok != self.ok[position]:
+            if status.ok:
+                insort(self.feasible, position)
+            else:
+                del self.feasible[bisect_left(self.feasible, position)]
         self.ok[position] = status.ok
         self.statuses[position] = status
         self.rows[position] = _UNSCORED
@@ -121,7 +143,7 @@ class Diagnosis:
     unschedulable_nodes: int = 0
     # The rejected nodes' names and statuses in walk order, made into ``nodes`` only when read: a failed
     # cycle's message needs only the counts, and thousands of nodes make the dict cost more than the cycle.
-    walk: tuple[list[str], list[Status | None]] | None = None
+    walk: tuple[int, list[str], list[Status | None]] | None = None  # the walk's start, names, statuses
     _nodes: dict[str, Status] | None = None
 
     @property
@@ -129,8 +151,9 @@ class Diagnosis:
         if self._nodes is None:
             self._nodes = {}
             if self.walk is not None:
-                names, statuses = self.walk
-                self._nodes.update((n, s) for n, s in zip(names, statuses, strict=True) if s is not None)
+                start, names, statuses = self.walk
+                in_order = zip(names[start:] + names[:start], statuses[start:] + statuses[:start], strict=True)
+                self._nodes.update((n, s) for n, s in in_order if s is not None)
                 self.walk = None
         return self._nodes
 
@@ -180,7 +203,6 @@ class Scheduler:
         assert all(n.journal is self._journal for n in self.node_order), "a node outside the cluster's journal"
         self._position_of = {id(n): i for i, n in enumerate(self.node_order)}
         self._names = [n.name for n in self.node_order]
-        self._positions = list(range(len(self.node_order))) * 2  # a window of it is one cycle's walk order
         # Each distinct row of raw scores (one per score plugin) gets a number: a shape's table keeps the
         # number per node, and a cycle scores its distinct rows, not its hundreds of nodes.
         self._rows: dict[tuple[int, ...], int] = {}
@@ -259,14 +281,12 @@ class Scheduler:
             dra_global = self.cluster.dra_global_version
             table = self._tables[state[SHAPE_KEY]] = _ShapeTable.empty(count, dra_global, len(self._journal))
         start = self.next_start_node
-        walk = self._positions[start:start + count]
-        ok = table.ok[start:] + table.ok[:start]  # in walk order; stale slots are decided below
         feasible: list[int] = []
         checked, done = count, 0
         stale = table.out_of_date(self._journal, self._position_of, self.cluster.dra_global_version, start, count)
         for position in [*stale, None]:
             end = count if position is None else (position - start) % count
-            feasible += islice(compress(walk[done:end], ok[done:end]), wanted - len(feasible))
+            feasible += _feasible_in_walk(table, start, count, done, end, wanted - len(feasible))
             if len(feasible) >= wanted:
                 checked = (feasible[-1] - start) % count + 1
                 break
@@ -285,10 +305,10 @@ class Scheduler:
                     break
         self.next_start_node = (start + checked) % count
         if not feasible:
-            # In walk order, as upstream records them; slots never filtered (None) are left out, and the
-            # counts count only the filtered ones.
-            statuses = table.statuses[start:] + table.statuses[:start]
-            diagnosis.walk = (self._names[start:] + self._names[:start], statuses)
+            # In walk order (from ``start``), as upstream records them; slots never filtered (None) are
+            # left out, and the counts count only the filtered ones. The statuses as they are now: the
+            # table changes with later cycles.
+            diagnosis.walk = (start, self._names, table.lend_statuses())
             diagnosis.reason_lists, diagnosis.unschedulable_nodes = +table.reason_lists, table.unschedulable
         return feasible, None
 
@@ -425,6 +445,22 @@ class Binder:
 
     def create_extended_claim(self, pod: PodInfo, claim: ResourceClaim, requests: Sequence[ExtendedRequest]) -> None:
         raise NotImplementedError
+
+
+def _feasible_in_walk(table: _ShapeTable, start: int, count: int, low: int, high: int, limit: int) -> list[int]:
+    """At most ``limit`` feasible positions among walk steps ``[low, high)`` of a walk from ``start``, in walk
+    order: the walk wraps around past the last position."""
+    if limit <= 0 or low >= high:
+        return []
+    first, last = start + low, start + high
+    if last <= count:
+        return table.feasible_between(first, last, limit)
+    if first >= count:
+        return table.feasible_between(first - count, last - count, limit)
+    taken = table.feasible_between(first, count, limit)
+    if len(taken) < limit:
+        taken += table.feasible_between(0, last - count, limit - len(taken))
+    return taken
 
 
 def _zone_round_robin(nodes: list[NodeInfo]) -> list[NodeInfo]:

@@ -11,7 +11,8 @@
 - SchedulerPopFromBackoffQ (beta, on by default since 1.34): when activeQ is empty, the scheduler pops
   the next pod of backoffQ without waiting for its backoff to end.
 
-Pure data: callers pass the time; the scheduling controller turns the times into engine events.
+Pure data: callers pass the time, which never goes back (the pool keeps the order pods entered it in, and
+relies on it); the scheduling controller turns the times into engine events.
 """
 
 from __future__ import annotations
@@ -105,11 +106,13 @@ class SchedulingQueue:
         queued.attempts += 1
         queued.last_attempt = now
         queued.unschedulable_since = now
+        self.unschedulable.pop(key, None)  # to the end: the pool stays in the order pods entered it
         self.unschedulable[key] = queued
 
     def move_all(self, now: float) -> None:
         """A cluster event that may help (a pod gone, a node or devices added): the pool moves on."""
-        for key in sorted(self.unschedulable, key=lambda k: self.pods[k].unschedulable_since):
+        # The pool is in the order pods entered it (``failed``), which is the order of their times: no sort.
+        for key in list(self.unschedulable):
             self._move(self.unschedulable.pop(key), now)
 
     def move(self, keys: set[str], now: float) -> None:
@@ -125,7 +128,13 @@ class SchedulingQueue:
                 self._to_active(self.pods[key])
 
     def flush_leftover(self, now: float) -> None:
-        stale = [k for k, q in self.unschedulable.items() if now - q.unschedulable_since >= self.max_in_unschedulable]
+        """Each pod that has been in the pool for ``max_in_unschedulable`` moves on (its own time, not the
+        pool's). The pool is in the order pods entered it, so the walk stops at the first pod still young."""
+        stale = []
+        for key, queued in self.unschedulable.items():
+            if now - queued.unschedulable_since < self.max_in_unschedulable:
+                break
+            stale.append(key)
         for key in stale:
             self._move(self.unschedulable.pop(key), now)
 
