@@ -1,7 +1,7 @@
 """Small manifest builders for the twin tests: Kubernetes objects as dicts, joined into one YAML text.
 
 The tests load that text with :func:`dratwin.api.loader.load_text`, exactly as ``-f file.yaml`` would,
-then run :func:`dratwin.twin.build.load_cluster` and :func:`dratwin.twin.schedule.schedule`:
+then run :func:`dratwin.cluster.load.load_cluster` and :func:`dratwin.twin.schedule.schedule`:
 
     text = manifest(gpu_class(), node("n1"), gpu_slice("n1", 2), pod("p", claims={"gpu": ("template", "t")}))
     report = run(text)
@@ -20,8 +20,8 @@ from typing import Any
 from dratwin.allocator.features import Features
 from dratwin.api.codec import dump_yaml_documents
 from dratwin.api.loader import load_text
+from dratwin.cluster.load import LoadedCluster, load_cluster
 from dratwin.scheduler.plugins.node_resources import ScoringStrategy
-from dratwin.twin.build import LoadedCluster, load_cluster
 from dratwin.twin.schedule import Options, ScheduleReport, schedule
 
 Raw = dict[str, Any]

@@ -21,6 +21,7 @@ from dratwin.allocator.features import Features
 from dratwin.api.loader import load_text
 from dratwin.catalog import load_catalog
 from dratwin.cluster.generate import GenerateOptions, MigRequest, NodeGroup, generate
+from dratwin.cluster.load import LoadedCluster, load_cluster
 from dratwin.provisioner.budgets import Budget, Cron, NodePoolPolicy, go_duration
 from dratwin.provisioner.consolidation import (
     DELETE,
@@ -32,7 +33,6 @@ from dratwin.provisioner.consolidation import (
     ConsolidationPlan,
     consolidate,
 )
-from dratwin.twin.build import LoadedCluster, load_cluster
 from dratwin.twin.plan import PlanOptions, read_pool
 
 Raw = dict[str, Any]

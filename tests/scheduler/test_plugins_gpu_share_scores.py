@@ -13,13 +13,13 @@ import yaml
 
 from dratwin.allocator.features import Features
 from dratwin.api.input_set import read_inputs
+from dratwin.cluster.load import LoadedCluster, load_cluster
 from dratwin.gpushare.fragmentation import TargetWorkload, TaskClass
 from dratwin.scheduler.framework import CycleState
 from dratwin.scheduler.plugins.gpu_share_scores import GpuDemand, GpuShareScore
 from dratwin.scheduler.scheduler import Scheduler
 from dratwin.trace.alibaba import AlibabaNode, AlibabaPod
 from dratwin.trace.manifests import ImportOptions, manifests
-from dratwin.twin.build import LoadedCluster, load_cluster
 from dratwin.twin.schedule import Options, StateBinder, default_profile
 
 NODES = [AlibabaNode("n-a", 32_000, 131_072, 2, "T4"), AlibabaNode("n-b", 32_000, 131_072, 2, "T4")]

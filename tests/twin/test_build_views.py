@@ -24,7 +24,7 @@ from tests.builders.manifests import (
 
 from dratwin.api.core import Pod
 from dratwin.api.resource import ResourceClaim
-from dratwin.twin.build import LoadedCluster
+from dratwin.cluster.load import LoadedCluster
 from dratwin.twin.schedule import Options, schedule
 
 Raw = dict[str, Any]

@@ -23,7 +23,7 @@ from dratwin.allocator import Features
 from dratwin.api.loader import load_paths
 from dratwin.api.resource import Device, ResourceSlice
 from dratwin.cli.main import main
-from dratwin.twin.build import load_cluster
+from dratwin.cluster.load import load_cluster
 from dratwin.twin.schedule import Options, ScheduleReport, schedule
 
 REPO = Path(__file__).resolve().parents[2]

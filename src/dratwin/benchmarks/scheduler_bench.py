@@ -32,8 +32,8 @@ from typing import Any
 from dratwin.allocator import Allocator, Features
 from dratwin.api.loader import LoadedObject, SourceLocation
 from dratwin.benchmarks import BenchResult
+from dratwin.cluster.load import LoadedCluster, add_pods, load_cluster
 from dratwin.scheduler.scheduler import Scheduler
-from dratwin.twin.build import LoadedCluster, add_pods, load_cluster
 from dratwin.twin.schedule import Options, StateBinder, default_profile, gc_paused
 
 DRIVER = "test-driver.cdi.k8s.io"

@@ -9,9 +9,9 @@ import random
 from dratwin.allocator import Features
 from dratwin.cel import SelectorCompiler
 from dratwin.cli.main import load_inputs
+from dratwin.cluster.load import load_cluster
 from dratwin.errors import InputError
 from dratwin.scheduler.scoring import scoring_named
-from dratwin.twin.build import load_cluster
 from dratwin.twin.explain import PodExplanation, explain_claim, explain_pod
 from dratwin.twin.schedule import Options, schedule
 

@@ -10,8 +10,8 @@ import sys
 from dratwin.allocator import Features
 from dratwin.cel import SelectorCompiler
 from dratwin.cli.main import add_file_arguments, load_inputs
+from dratwin.cluster.load import load_cluster
 from dratwin.scheduler.scoring import DEFAULT_SCORING, SCORING_HELP, SCORING_NAMES, opt_in_note, scoring_named
-from dratwin.twin.build import load_cluster
 from dratwin.twin.report import render_json_bytes, render_table, render_yaml
 from dratwin.twin.schedule import Options, ScheduleReport, gc_paused, schedule
 

@@ -195,14 +195,12 @@ class ServiceController:
         """Every ready replica's load at ``now`` (its DCGM values, its device's busy fraction and memory) on the
         replicas as they stand: what a sync at ``now`` reads. Reading it changes nothing in the run (the
         requests are accounted at the changes and syncs only)."""
-        if self._dirty:  # not kept: the controller rebuilds them where its accounting expects it
-            return self.model.snapshot(now, self._build_replicas())
-        return self.model.expand(self._grouped(now))
+        return self.utilization_at(now)[1]
 
     def utilization_at(self, now: float) -> tuple[tuple[Replica, ...], LoadSnapshot]:
-        """The replicas as they stand and their load at ``now``, for a sampler: :meth:`load_at` with the
-        replicas it read. Reading it changes nothing in the run."""
-        if self._dirty:  # not kept, as in load_at
+        """The replicas as they stand and their load at ``now``, for a sampler. Reading it changes nothing in
+        the run."""
+        if self._dirty:  # not kept: the controller rebuilds them where its accounting expects it
             built = self._build_replicas()
             return built, self.model.snapshot(now, built)
         return self._replicas, self.model.expand(self._grouped(now))
