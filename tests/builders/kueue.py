@@ -7,8 +7,10 @@ from typing import Any
 
 import msgspec
 
+from dratwin.api.kueue import ClusterQueue, Cohort
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 from dratwin.kueue.dra import DraInputs
+from dratwin.kueue.quota import QuotaTree, cq_key
 
 Wire = dict[str, Any]
 API = "kueue.x-k8s.io/v1beta2"
@@ -38,10 +40,12 @@ def cluster_queue(name: str = "cq", *groups: Wire, cohort: str = "", **spec: Any
     return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": body}
 
 
-def cohort(name: str, *groups: Wire, parent: str = "") -> Wire:
+def cohort(name: str, *groups: Wire, parent: str = "", weight: Any = None) -> Wire:
     body: Wire = {"resourceGroups": list(groups)}
     if parent:
         body["parentName"] = parent
+    if weight is not None:
+        body["fairSharing"] = {"weight": weight}
     return {"apiVersion": API, "kind": "Cohort", "metadata": {"name": name}, "spec": body}
 
 
@@ -137,3 +141,14 @@ def gpu_workload(name: str, gpus: int, count: int = 1, namespace: str = "team", 
     """A Workload of one PodSet whose pods each request ``gpus`` example.com/gpu (as limits)."""
     spec = pod_spec(container(limits={"example.com/gpu": gpus}), **pod)
     return workload(name, pod_set(count=count, spec=spec), namespace=namespace, priority=priority)
+
+
+def quota_tree(queues: Sequence[Wire], cohorts: Sequence[Wire] = (),
+               used: dict[str, dict[tuple[str, str], int]] | None = None) -> QuotaTree:
+    """The quota tree of ``queues`` and ``cohorts``, with ``used`` (ClusterQueue → (flavor, resource) →
+    amount) admitted as Kueue's cache adds a Workload's usage."""
+    tree = QuotaTree.build([msgspec.convert(q, ClusterQueue) for q in queues],
+                           [msgspec.convert(c, Cohort) for c in cohorts])
+    for name, usage in (used or {}).items():
+        tree.add_usage(cq_key(name), usage)
+    return tree
