@@ -1,4 +1,4 @@
-"""Kueue's fair sharing: the dominant resource share (DRS) of every quota node.
+"""Kueue's fair sharing: the dominant resource share (DRS) of every quota node, and the admission tournament.
 
 The twin of ``pkg/cache/scheduler/fair_sharing.go`` and ``pkg/scheduler/fair_sharing_iterator.go`` at Kueue
 ``ff69552`` (concept: ``site/content/en/docs/concepts/fair_sharing.md``). Fair sharing is on when Kueue's
@@ -18,16 +18,23 @@ Configuration has a ``fairSharing`` stanza.
 ``status.fairSharing.weightedShare`` of a ClusterQueue or Cohort is that share rounded up, or
 9223372036854775807 (``math.MaxInt64``) when infinite (:meth:`DRS.weighted_share`).
 
+The **tournament** (:func:`tournament_order`) orders a cycle's nominated Workloads when fair sharing is on:
+each time the next one is asked for, the tree of its root Cohort is walked bottom up and at every Cohort the
+child (ClusterQueue or Cohort) whose DRS is the lowest *after* admitting its nominee wins (tie-breaks in
+:func:`tournament_order`); the winner climbs until one Workload is left at the root. The shares are read
+from the tree as the cycle's earlier admissions left it.
+
 This module is the one place the DRS is computed; admission and preemption read it from here. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
-from dratwin.kueue.quota import FlavorResource, QuotaTree
+from dratwin.kueue.quota import FlavorResource, QuotaTree, cq_key
 
 MAX_WEIGHTED_SHARE = 2**63 - 1  # what Kueue stores for an infinite share (math.MaxInt64)
 
@@ -125,3 +132,106 @@ def _lendable(tree: QuotaTree, parent: str) -> dict[str, int]:
     for fr in root.subtree:
         out[fr[1]] = out.get(fr[1], 0) + tree.potential_available(parent, fr)
     return out
+
+
+# ---- the tournament ------------------------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Nominee(Generic[T]):
+    """A nominated Workload as the tournament sees it; ``item`` is what :func:`tournament_order` yields."""
+
+    item: T
+    cluster_queue: str
+    usage: Mapping[FlavorResource, int]  # the flavor assignment's usage
+    priority: int
+    timestamp: float
+
+
+def tournament_order(tree: QuotaTree, nominees: Sequence[Nominee[T]],
+                     prioritize_non_borrowing: bool = True) -> Iterator[T]:
+    """``fairSharingIterator``: the nominees in the order fair sharing considers them, one at a time.
+
+    Each step takes the ClusterQueue of the first nominee left (Kueue takes any: queues of different root
+    Cohorts share no quota, so their relative order does not change what is admitted); one in no Cohort is
+    returned as is. Otherwise a tournament is run over its root Cohort: at each Cohort, child Cohorts' winners
+    first, then its ClusterQueues' nominees, the lower one wins (``entryComparer.less``):
+
+    1. with ``FairSharingPrioritizeNonBorrowing`` (beta, on by default: ``prioritize_non_borrowing``), the one
+       whose child node would not borrow, after its admission, any (flavor, resource) it asks for;
+    2. the lower DRS of that child node after admission (:func:`compare_drs`);
+    3. the higher priority (``PrioritySortingWithinCohort``, on by default);
+    4. the earlier timestamp; on a full tie the one met first stays.
+
+    The DRS are computed each step on ``tree`` as it is then (the caller admits between steps), adding each
+    nominee's usage to its ClusterQueue and taking it away again.
+    """
+    waiting: dict[str, list[Nominee[T]]] = {}
+    for nominee in nominees:
+        waiting.setdefault(cq_key(nominee.cluster_queue), []).append(nominee)
+    while waiting:
+        key = next(iter(waiting))
+        if key not in tree.nodes or tree.nodes[key].parent is None:
+            yield _take(waiting, key).item
+            continue
+        root = tree.root(key)
+        heads = {k: queue[0] for k, queue in waiting.items() if k in tree.nodes and tree.root(k) == root}
+        shares = _shares_after_admission(tree, heads)
+        winner = _tournament(tree, root, heads, shares, prioritize_non_borrowing)
+        assert winner is not None  # the root holds the queue the step started from
+        yield _take(waiting, cq_key(winner.cluster_queue)).item
+
+
+def _take(waiting: dict[str, list[Nominee[T]]], key: str) -> Nominee[T]:
+    queue = waiting[key]
+    nominee = queue.pop(0)
+    if not queue:
+        del waiting[key]
+    return nominee
+
+
+def _shares_after_admission(tree: QuotaTree, heads: Mapping[str, Nominee[T]]) -> dict[tuple[str, str], DRS]:
+    """``computeDRS``: per (Cohort, ClusterQueue of a nominee), the DRS of the Cohort's child on the way up from
+    that ClusterQueue, with the nominee admitted."""
+    shares: dict[tuple[str, str], DRS] = {}
+    for key, nominee in heads.items():
+        tree.add_usage(key, nominee.usage)
+        try:
+            share = dominant_resource_share(tree, key)
+            for ancestor in list(tree.path_to_root(key))[1:]:
+                shares[(ancestor, key)] = share
+                share = dominant_resource_share(tree, ancestor)
+        finally:
+            tree.remove_usage(key, nominee.usage)
+    return shares
+
+
+def _tournament(tree: QuotaTree, cohort: str, heads: Mapping[str, Nominee[T]],
+                shares: Mapping[tuple[str, str], DRS], prioritize_non_borrowing: bool) -> Nominee[T] | None:
+    """``runTournament``: the nominee that wins at ``cohort``, or None when its subtree has none left."""
+    children = tree.nodes[cohort].children
+    candidates = [winner for child in children if tree.nodes[child].is_cohort
+                  if (winner := _tournament(tree, child, heads, shares, prioritize_non_borrowing)) is not None]
+    candidates += [heads[child] for child in children if not tree.nodes[child].is_cohort and child in heads]
+    best: Nominee[T] | None = None
+    for candidate in candidates:
+        if best is None or _less(candidate, best, cohort, shares, prioritize_non_borrowing):
+            best = candidate
+    return best
+
+
+def _less(a: Nominee[T], b: Nominee[T], cohort: str, shares: Mapping[tuple[str, str], DRS],
+          prioritize_non_borrowing: bool) -> bool:
+    a_share, b_share = shares[(cohort, cq_key(a.cluster_queue))], shares[(cohort, cq_key(b.cluster_queue))]
+    if prioritize_non_borrowing:
+        a_borrows, b_borrows = a_share.borrowing_on(a.usage), b_share.borrowing_on(b.usage)
+        if a_borrows != b_borrows:
+            return not a_borrows
+    order = compare_drs(a_share, b_share)
+    if order != 0:
+        return order < 0
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    return a.timestamp < b.timestamp
