@@ -11,20 +11,25 @@ usage is computed) and ``limitrange.Summarize`` (``pkg/util/limitrange``) at Kue
   request. A limit gained this way then stands for a missing request, as Kueue's next step
   (``handleLimitsToRequests``) and the usage rule (:mod:`.usage`) make it.
 
-The ``Pod`` type's defaults apply only to pod-level resources, which the twin does not model; the
-LimitRanges' ``min``/``max`` checks (``ValidateLimitRange``) are not made here. Pure: no I/O.
+The ``Pod`` type's defaults apply only to pod-level resources, which the twin does not model. The
+LimitRanges' ``min`` and ``max`` (:func:`limit_bounds`: the lowest max and the highest min per resource, as
+``Summarize`` keeps them) are checked at nomination (:mod:`.admissibility`). Pure: no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
 
 import msgspec
 
 from dratwin.api.core import Container, LimitRange, PodSpec
 from dratwin.api.kueue import Workload
+from dratwin.api.quantity import Quantity
 
 CONTAINER = "Container"
+POD = "Pod"
 ResourceList = dict[str, str | int | float]
 
 
@@ -40,6 +45,35 @@ def container_defaults(limit_ranges: Sequence[LimitRange], namespace: str) -> tu
                 limits = _keep_first(limits, item.default)
                 requests = _keep_first(requests, item.default_request)
     return limits, requests
+
+
+@dataclass
+class Bounds:
+    """The summarised ``max`` and ``min`` of one LimitRange type, exact quantities per resource."""
+
+    max: dict[str, Fraction] = field(default_factory=dict)
+    min: dict[str, Fraction] = field(default_factory=dict)
+
+
+def limit_bounds(limit_ranges: Sequence[LimitRange], namespace: str) -> dict[str, Bounds]:
+    """Per LimitRange type (``Container``, ``Pod``), the bounds of ``namespace``'s LimitRanges."""
+    out: dict[str, Bounds] = {}
+    for limit_range in limit_ranges:
+        if (limit_range.metadata.namespace or "default") != namespace:
+            continue
+        for item in limit_range.spec.limits:
+            bounds = out.setdefault(item.type, Bounds())
+            _merge(bounds.max, item.max, min)
+            _merge(bounds.min, item.min, max)
+    return out
+
+
+def _merge(into: dict[str, Fraction], values: Mapping[str, str | int | float],
+           keep: Callable[[Fraction, Fraction], Fraction]) -> None:
+    """``MergeResourceListKeepMin`` / ``KeepMax``: per resource, the one ``keep`` picks."""
+    for name, text in values.items():
+        value = Quantity.parse(text).value
+        into[name] = keep(into[name], value) if name in into else value
 
 
 def with_limit_range_defaults(workload: Workload, limit_ranges: Sequence[LimitRange]) -> Workload:
