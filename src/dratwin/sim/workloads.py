@@ -9,6 +9,10 @@ replaces it (a new name, the same completion index) after its pod-failure backof
 6 min), until more than ``backoffLimit`` (6) pods have failed; then the Job is failed
 (``BackoffLimitExceeded``) and creates no more pods. A Job annotated ``dratwin.io/gang: "true"`` is a gang:
 the scheduler places its active pods together or not at all.
+
+With Kueue (:mod:`dratwin.sim.kueue`), a Job it manages is handed to it on arrival (``queue_job``) and comes
+back through :meth:`WorkloadController.start_job` once admitted; ``on_job_finished`` hears when a Job ends
+(Complete: every completion succeeded; Failed: BackoffLimitExceeded and no pod left active).
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ class JobRun:
     succeeded: int = 0
     failed: int = 0
     backoff_limit_exceeded: bool = False
+    finished: bool = False
     created_as: dict[str, Raw] = field(default_factory=dict)  # active pod key -> the pod as it was created
 
     def failure_backoff(self) -> float:
@@ -78,6 +83,9 @@ class WorkloadController:
     on_deployment: list[Callable[[Raw], None]] = field(default_factory=list)  # a Deployment arrived
     # Asked before pods are created: when the workload's pods may be (the LADF model cache); None: now.
     creatable_at: Callable[[str, float], float] | None = None
+    # Kueue takes the Jobs it manages on arrival (True: taken, it starts them when admitted); None: no Kueue.
+    queue_job: Callable[[Raw, float | None], bool] | None = None
+    on_job_finished: list[Callable[[str, bool], None]] = field(default_factory=list)  # (Job key, succeeded)
 
     def __post_init__(self) -> None:
         self.store.subscribe("Pod", self._on_pod)
@@ -103,7 +111,8 @@ class WorkloadController:
                 workloads.append(obj.raw)
         for raw in workloads:
             if raw.get("kind") == "Job":
-                self._start_job(raw, arrival.run_seconds)
+                if self.queue_job is None or not self.queue_job(raw, arrival.run_seconds):
+                    self.start_job(raw, arrival.run_seconds)
             else:
                 if raw.get("kind") == "Deployment":
                     for hook in self.on_deployment:
@@ -118,7 +127,7 @@ class WorkloadController:
         self.rejections += [str(r) for r in expansion.rejections]
         return list(expansion.pods)
 
-    def _start_job(self, raw: Raw, run_seconds: float | None) -> None:
+    def start_job(self, raw: Raw, run_seconds: float | None) -> None:
         meta = raw.get("metadata") or {}
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
         spec = decode_as(raw, Job, f"Job {key}").spec  # wrong types: the decode error names the field
@@ -190,6 +199,8 @@ class WorkloadController:
         if pod_phase(change.pod.raw) == "Succeeded":
             job.succeeded += 1
             self._create_next(job)
+            if not job.waiting and not job.active:
+                self._finished(job, succeeded=True)
             return
         job.failed += 1
         if job.failed > job.backoff_limit:
@@ -198,10 +209,19 @@ class WorkloadController:
                 job.waiting.clear()
                 self.notes.append(f"Job {job.key}: failed (BackoffLimitExceeded): {job.failed} pods failed, "
                                   f"backoffLimit {job.backoff_limit}")
+            if not job.active:
+                self._finished(job, succeeded=False)
             return
         if created_as is not None:
             job.waiting.appendleft(self._replacement(created_as))
         self.engine.after(job.failure_backoff(), WORLD, lambda: self._create_next(job))
+
+    def _finished(self, job: JobRun, *, succeeded: bool) -> None:
+        if job.finished:
+            return
+        job.finished = True
+        for hook in self.on_job_finished:
+            hook(job.key, succeeded)
 
     def _replacement(self, pod: Raw) -> Raw:
         """A new pod for a failed one: the same template and completion index under a fresh name."""
