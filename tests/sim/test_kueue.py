@@ -157,8 +157,9 @@ def test_waiting_workloads_keep_kueues_reason(case: WaitCase) -> None:
     waiting = [w for w in report.kueue.workloads if w.waiting]
     assert [(w.reason, w.message) for w in waiting] == [(case.reason, case.message)]
     raw = report.state.workloads[waiting[0].key]
-    [condition] = raw["status"]["conditions"]
-    assert (condition["type"], condition["status"], condition["reason"]) == ("QuotaReserved", "False", case.reason)
+    # workload.go UnsetQuotaReservationWithCondition + SyncAdmittedCondition (UnadmittedWorkloadsObservability on)
+    assert [(c["type"], c["status"], c["reason"]) for c in raw["status"]["conditions"]] == \
+        [("QuotaReserved", "False", case.reason), ("Admitted", "False", "NoReservation")]
 
 
 def test_without_queues_a_labelled_job_runs_unmanaged() -> None:

@@ -31,7 +31,7 @@ def test_table_lists_workloads_with_kueues_columns() -> None:
     header = next(i for i, line in enumerate(lines) if line.startswith("NAMESPACE"))
     assert lines[header].split() == ["NAMESPACE", "NAME", "QUEUE", "RESERVED", "IN", "ADMITTED", "FINISHED", "AGE"]
     assert lines[header + 1].split()[2:] == ["lq", "cq", "True", "0s"]
-    assert lines[header + 2].split()[2:] == ["lq", "0s"]  # waiting: not reserved, no Admitted condition yet
+    assert lines[header + 2].split()[2:] == ["lq", "False", "0s"]  # waiting: not reserved, Admitted=False
     assert "1 of 2 Kueue workload(s) admitted" in text
     assert "WAITING FOR ADMISSION (1)" in text
     assert "QuotaReserved=False WaitingForQuota: couldn't assign flavors to pod set main" in text
@@ -60,7 +60,8 @@ STORED_CASES = [
     StoredCase("admitted", "a", {"clusterQueue": "cq", "podSetAssignments": [
         {"name": "main", "flavors": {"cpu": "default"}, "count": 1, "resourceUsage": {"cpu": "2"}}]},
         ["QuotaReserved", "Admitted"]),
-    StoredCase("waiting", "b", None, ["QuotaReserved"]),
+    # SyncAdmittedCondition with UnadmittedWorkloadsObservability (beta, on): Admitted=False NoReservation
+    StoredCase("waiting", "b", None, ["QuotaReserved", "Admitted"]),
 ]
 
 

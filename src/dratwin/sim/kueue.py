@@ -17,7 +17,15 @@ The twin of Kueue's job reconciler (``pkg/controller/jobframework/reconciler.go`
   creates its pods for the scheduler to place;
 - a Workload that cannot be admitted keeps Kueue's ``QuotaReserved=False`` reason and message;
 - when the Job ends (Complete or Failed), the Workload gets ``Finished`` (reason Succeeded or Failed, the
-  Job condition's message), its quota is freed and the inadmissible Workloads are queued again.
+  Job condition's message), its quota is freed and the inadmissible Workloads are queued again;
+- an eviction (:meth:`KueueController.evict`: preemption targets, the PodsReady timeout) sets ``Evicted``
+  (and ``Preempted``), suspends the Job (the Job controller deletes its pods: their running time is the work
+  lost, counted as for Karpenter's evictions, :func:`dratwin.sim.disruption.lost_progress`), then clears the
+  admission (``Requeued``, ``QuotaReserved=False`` PendingEvaluation, ``Admitted=False`` NoReservation), frees
+  the quota and queues the Workload again: at once after a preemption, after the requeue backoff after a
+  PodsReady timeout, never once ``backoffLimitCount`` is exceeded (the Workload is deactivated);
+- with ``waitForPodsReady`` (:mod:`.kueue_pods_ready`) the PodsReady condition follows the Job's ready and
+  succeeded pods, and an admitted Workload whose pods are not ready within the timeout is evicted.
 
 The controller is the one owner of Kueue's mutable state (queues, the quota tree with the admitted usage,
 each Workload's record); Workload objects live in the cluster state (``ClusterState.workloads``) and
@@ -28,13 +36,15 @@ summary for outcomes and reports.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.load import queued_by_kueue
-from dratwin.cluster.state import ClusterState
+from dratwin.cluster.state import ClusterState, PodRecord
 from dratwin.cluster.workloads import object_uid
 from dratwin.kueue.cycle import (
     INADMISSIBLE,
@@ -51,18 +61,52 @@ from dratwin.kueue.dra import DraInputs
 from dratwin.kueue.jobs import InjectionConflict, NotQueued, admitted_job, suspended, workload_for_job
 from dratwin.kueue.quota import QuotaTree, cq_key
 from dratwin.kueue.usage import Inadmissible, WorkloadUsage, decode_workload, workload_usage
+from dratwin.sim.disruption import lost_progress
 from dratwin.sim.engine import CONTROLLER, Engine
+from dratwin.sim.kubelet import is_ready
 from dratwin.sim.kueue_objects import KueueObjects
+from dratwin.sim.kueue_pods_ready import PodsReadySettings, pods_ready_condition, pods_ready_settings
 from dratwin.sim.kueue_view import ClusterQueueView, KueueView, WorkloadView
-from dratwin.sim.store import Store
-from dratwin.sim.workloads import timestamp
+from dratwin.sim.store import Change, Store
+from dratwin.sim.workloads import pod_phase, timestamp, workload_of
 
 Raw = dict[str, Any]
 StartJob = Callable[[Raw, float | None], None]  # the unsuspended Job and its pods' run time, to the Job controller
+StopJob = Callable[[str], list[PodRecord]]  # suspend the Job (by key): the pods the Job controller deleted
 
 # batch/v1 Job conditions that end a Job (the Job controller's reasons and messages).
 JOB_COMPLETE_MESSAGE = "Reached expected number of succeeded pods"
 JOB_FAILED_MESSAGE = "Job has reached the specified backoff limit"
+
+# Eviction and requeue reasons and messages (apis/kueue/v1beta2/workload_types.go, workload_controller.go).
+PREEMPTED = "Preempted"
+PODS_READY_TIMEOUT = "PodsReadyTimeout"
+DEACTIVATED_BY_LIMIT = "DeactivatedDueToRequeuingLimitExceeded"
+DEACTIVATED_MESSAGE = "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
+PENDING_EVALUATION = "PendingEvaluation"
+NO_RESERVATION = ("NoReservation", "The workload has no reservation")
+BACKOFF_FINISHED = ("BackoffFinished", "The workload backoff was finished")
+
+
+class PreemptionTarget(Protocol):
+    """A Workload the scheduler preempts: its key and the Preempted condition's reason (InClusterQueue,
+    InCohortReclamation, ...) and message, as Kueue writes them."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Preempted:
+    key: str
+    reason: str
+    message: str
 
 
 @dataclass
@@ -80,6 +124,15 @@ class WorkloadRecord:
     admitted_at: float | None = None
     finished_at: float | None = None
     last_pending: tuple[str, str] = ("", "")  # the QuotaReserved=False reason and message written last
+    evictions: int = 0
+    requeue_count: int = 0  # status.requeueState.count (PodsReady timeouts)
+    requeue_at: float | None = None  # in backoff until then
+    deactivated: bool = False
+    evicted_at: float | None = None
+    recovering_since: float | None = None  # PodsReady=False WaitForRecovery since
+    admissions: int = 0  # a timer set for one admission is void after the next
+    ready_pods: set[str] = field(default_factory=set)
+    running_since: dict[str, float] = field(default_factory=dict)  # pod -> when its containers started
 
     @property
     def job_key(self) -> str:
@@ -94,18 +147,26 @@ class KueueController:
     objects: KueueObjects
     start_job: StartJob
     compiler: SelectorCompiler | None = None
+    stop_job: StopJob | None = None  # None: no Job controller to stop (a one-shot run evicts nothing)
+    succeeded_of: Callable[[str], int] = lambda _job: 0  # the Job's succeeded pods (status.succeeded)
     notes: list[str] = field(default_factory=list)
     records: dict[str, WorkloadRecord] = field(default_factory=dict)  # by Workload key, in creation order
     by_job: dict[str, str] = field(default_factory=dict)  # Job key -> Workload key
     queues: Queues = field(init=False)
     tree: QuotaTree = field(init=False)
+    pods_ready: PodsReadySettings | None = field(init=False)
     cycles: int = 0
+    evicted: Counter[str] = field(default_factory=Counter)  # evictions by reason
+    work_lost_seconds: float = 0.0  # pod-seconds of running time thrown away by evictions
     _cycle_due: bool = False
 
     def __post_init__(self) -> None:
         self.queues = Queues.of(self.objects.cluster_queues.values())
         self.tree = QuotaTree.build(self.objects.cluster_queues.values(), self.objects.cohorts)
         self.notes += self.objects.notes
+        self.pods_ready, notes = pods_ready_settings(self.objects.config)
+        self.notes += notes
+        self.store.subscribe("Pod", self._on_pod)
 
     @property
     def state(self) -> ClusterState:
@@ -214,11 +275,26 @@ class KueueController:
         now = self.engine.now()
         record.admitted, record.reserved_at, record.admitted_at = admitted, now, now
         record.last_pending = ("", "")
+        record.admissions += 1
         raw = self.state.workloads[record.key]
         status = {**(raw.get("status") or {}), "admission": admitted.admission_status()}
         self.state.put_workload(record.key, {**raw, "status": status})
-        self._set_conditions(record, admitted.conditions(timestamp(now)))
+        at = timestamp(now)
+        self._set_conditions(record, [*admitted.conditions(at), *self._reset_after_eviction(record, at)])
+        if self.pods_ready is not None:
+            self._sync_pods_ready(record)
+            serial = record.admissions
+            self.engine.at(now + self.pods_ready.timeout, CONTROLLER, lambda: self._check_ready(record, serial))
         self._start(record, admitted)
+
+    def _reset_after_eviction(self, record: WorkloadRecord, at: str) -> list[dict[str, str]]:
+        """SetQuotaReservation's resetActiveCondition: a True Evicted or Preempted turns False, "Previously: ..."."""
+        out = []
+        for kind in ("Evicted", "Preempted"):
+            found = _find(self.state.workloads[record.key], kind)
+            if found is not None and found.get("status") == "True":
+                out.append(_condition(kind, "False", "QuotaReserved", f"Previously: {found.get('message', '')}", at))
+        return out
 
     def _start(self, record: WorkloadRecord, admitted: Admitted) -> None:
         """The job reconciler's StartJob: the Job unsuspended with its flavors injected."""
@@ -234,7 +310,174 @@ class KueueController:
         if record.last_pending == (pending.reason, pending.message):
             return  # nothing changed: Kueue does not write the same condition again
         record.last_pending = (pending.reason, pending.message)
-        self._set_conditions(record, pending.conditions(timestamp(self.engine.now())))
+        now = timestamp(self.engine.now())
+        # UnsetQuotaReservationWithCondition, then SyncAdmittedCondition (UnadmittedWorkloadsObservability, beta
+        # and on in ff69552: the Admitted condition is written too, False while there is no reservation)
+        self._set_conditions(record, [*pending.conditions(now), _condition("Admitted", "False", *NO_RESERVATION, now)])
+
+    # ---- the Job's pods: PodsReady and the running time an eviction throws away ----------------------
+
+    def _on_pod(self, change: Change) -> None:
+        raw = change.pod.raw if change.pod is not None else None
+        if raw is None:
+            found = self.state.pods.get(change.key)
+            raw = found.raw if found is not None else None
+        if raw is None:
+            return
+        workload = self.by_job.get(workload_of(raw))
+        record = self.records.get(workload) if workload else None
+        if record is None:
+            return
+        if change.type == "Deleted":
+            record.ready_pods.discard(change.key)
+            record.running_since.pop(change.key, None)
+        else:
+            if pod_phase(raw) == "Running" and change.key not in record.running_since:
+                record.running_since[change.key] = change.time
+            if is_ready(raw):
+                record.ready_pods.add(change.key)
+            else:
+                record.ready_pods.discard(change.key)
+        if self.pods_ready is not None and record.admitted is not None and record.finished_at is None:
+            self._sync_pods_ready(record)
+
+    def _sync_pods_ready(self, record: WorkloadRecord) -> None:
+        """generatePodsReadyCondition: ready when ready + succeeded pods reach the PodSets' count."""
+        assert record.admitted is not None
+        wanted = sum(p.count for p in record.admitted.assignment.pod_sets)
+        ready = len(record.ready_pods) + self.succeeded_of(record.job_key) >= wanted
+        current = _find(self.state.workloads[record.key], "PodsReady")
+        status, reason, message = pods_ready_condition(ready, current)
+        if current is not None and (current.get("status"), current.get("reason")) == (status, reason):
+            return
+        now = self.engine.now()
+        self._set_conditions(record, [_condition("PodsReady", status, reason, message, timestamp(now))])
+        settings = self.pods_ready
+        if reason == "WaitForRecovery" and (current is None or current.get("reason") != reason):
+            record.recovering_since = now
+        if settings is not None and reason == "WaitForRecovery":
+            serial = record.admissions
+            self.engine.at(now + settings.recovery_timeout, CONTROLLER, lambda: self._check_ready(record, serial))
+
+    def _check_ready(self, record: WorkloadRecord, serial: int) -> None:
+        """reconcileNotReadyTimeout: still admitted (the same admission) and not ready after the timeout."""
+        settings = self.pods_ready
+        if settings is None or record.admitted is None or record.admissions != serial or record.finished_at:
+            return
+        current = _find(self.state.workloads[record.key], "PodsReady")
+        if current is not None and current.get("status") == "True":
+            return
+        recovering = current is not None and current.get("reason") == "WaitForRecovery"
+        since = record.recovering_since if recovering else record.admitted_at
+        limit = settings.recovery_timeout if recovering else settings.timeout
+        if since is not None and self.engine.now() - since < limit:
+            return  # a later transition restarted the clock: its own timer comes
+        if settings.backoff_limit is not None and record.requeue_count + 1 > settings.backoff_limit:
+            self._deactivate(record)
+            return
+        record.requeue_count += 1
+        wait = settings.backoff(record.requeue_count)
+        self.evict(record.key, PODS_READY_TIMEOUT, f"Exceeded the PodsReady timeout {record.key}",
+                   requeue_after=wait)
+
+    # ---- eviction ------------------------------------------------------------------------------------
+
+    def preempt(self, targets: Sequence[PreemptionTarget]) -> None:
+        """Evict the preemption targets a cycle chose (scheduler.go issuePreemptions): Evicted=True Preempted and
+        Preempted=True with the target's reason, then requeued at once (Requeued=True)."""
+        for target in targets:
+            self.evict(target.key, PREEMPTED, target.message, preempted_reason=target.reason)
+
+    def evict(self, key: str, reason: str, message: str, *, preempted_reason: str = "",
+              requeue_after: float | None = None, deactivated: bool = False) -> None:
+        """evict.Evict, then the job reconciler's stopJob and the clearing of the admission, all at once (the
+        twin's controllers react in the same simulated moment). ``requeue_after``: seconds of requeue backoff
+        (PodsReady timeout); None: requeued at once (preemption); ``deactivated``: never requeued."""
+        record = self.records.get(key)
+        if record is None or record.admitted is None or record.finished_at is not None:
+            return
+        now = self.engine.now()
+        at = timestamp(now)
+        evicted = [_condition("Evicted", "True", reason, message, at)]
+        if preempted_reason:
+            evicted.append(_condition("Preempted", "True", preempted_reason, message, at))
+        self._set_conditions(record, evicted)
+        self.evicted[reason] += 1
+        record.evictions += 1
+        record.evicted_at = now
+        deleted = self.stop_job(record.job_key) if self.stop_job is not None else []
+        for pod in deleted:
+            self.work_lost_seconds += lost_progress(pod.raw, record.running_since.get(pod.info.key), now)
+        self._clear_admission(record, reason, message, requeued=requeue_after is None and not deactivated)
+        if deactivated:
+            return
+        if requeue_after is None:
+            self._requeue(record)
+        else:
+            record.requeue_at = now + requeue_after
+            self._set_status(record, {"requeueState": {"count": record.requeue_count,
+                                                       "requeueAt": timestamp(record.requeue_at)}})
+            self.engine.at(record.requeue_at, CONTROLLER, lambda: self._backoff_finished(record))
+
+    def _deactivate(self, record: WorkloadRecord) -> None:
+        """triggerDeactivation: past backoffLimitCount the Workload is deactivated (spec.active: false) and
+        evicted for good; its requeueState goes."""
+        record.deactivated = True
+        raw = self.state.workloads[record.key]
+        status = {k: v for k, v in (raw.get("status") or {}).items() if k != "requeueState"}
+        self.state.put_workload(record.key, {**raw, "spec": {**raw["spec"], "active": False}, "status": status})
+        self.evict(record.key, DEACTIVATED_BY_LIMIT, DEACTIVATED_MESSAGE, deactivated=True)
+
+    def _clear_admission(self, record: WorkloadRecord, reason: str, message: str, *, requeued: bool) -> None:
+        assert record.admitted is not None
+        now = self.engine.now()
+        self.tree.remove_usage(cq_key(record.cluster_queue), record.admitted.assignment.usage)
+        raw = self.state.workloads[record.key]
+        status = {k: v for k, v in (raw.get("status") or {}).items() if k != "admission"}
+        # SyncAdmittedCondition accumulates the time the Workload was admitted
+        past = int(now - (now if record.admitted_at is None else record.admitted_at))
+        status["accumulatedPastExecutionTimeSeconds"] = int(status.get("accumulatedPastExecutionTimeSeconds", 0)) + past
+        self.state.put_workload(record.key, {**raw, "status": status})
+        record.admitted, record.reserved_at, record.admitted_at = None, None, None
+        record.ready_pods.clear()
+        record.running_since.clear()
+        record.recovering_since = None
+        at = timestamp(now)
+        conditions = [_condition("Requeued", "True" if requeued else "False", reason, message, at),
+                      _condition("QuotaReserved", "False", PENDING_EVALUATION, message, at),
+                      _condition("Admitted", "False", *NO_RESERVATION, at)]
+        if self.pods_ready is not None:
+            conditions.append(_condition("PodsReady", "False", "WaitForStart", "Not all pods are ready or succeeded",
+                                         at))
+        self._set_conditions(record, conditions)
+        record.last_pending = (PENDING_EVALUATION, message)
+        self.queues.requeue_inadmissible()  # quota was freed
+        self._kick()
+
+    def _backoff_finished(self, record: WorkloadRecord) -> None:
+        """The requeue backoff is over: Requeued=True BackoffFinished, requeueAt cleared, back in the queue."""
+        if record.requeue_at is None or record.deactivated or record.admitted is not None:
+            return
+        record.requeue_at = None
+        self._set_status(record, {"requeueState": {"count": record.requeue_count}})
+        self._set_conditions(record, [_condition("Requeued", "True", *BACKOFF_FINISHED, timestamp(self.engine.now()))])
+        self._requeue(record)
+
+    def _requeue(self, record: WorkloadRecord) -> None:
+        """Back in its ClusterQueue, ordered by creation time, or by eviction time after a PodsReady timeout with
+        requeuingStrategy.timestamp Eviction (GetQueueOrderTimestamp)."""
+        if record.entry is None:
+            return
+        settings = self.pods_ready
+        by_eviction = record.requeue_count > 0 and settings is not None and settings.requeue_at_eviction
+        when = record.evicted_at if by_eviction and record.evicted_at is not None else record.created
+        record.entry = dataclasses.replace(record.entry, timestamp=when)
+        self.queues.push(record.entry)
+        self._kick()
+
+    def _set_status(self, record: WorkloadRecord, fields: dict[str, Any]) -> None:
+        raw = self.state.workloads[record.key]
+        self.state.put_workload(record.key, {**raw, "status": {**(raw.get("status") or {}), **fields}})
 
     def _set_conditions(self, record: WorkloadRecord, conditions: list[dict[str, str]]) -> None:
         raw = self.state.workloads[record.key]
@@ -256,11 +499,12 @@ class KueueController:
                         if amount > self.tree.quota(cq_key(name), fr).nominal}
             records = [r for r in self.records.values() if r.cluster_queue == name]
             admitted = sum(1 for r in records if r.admitted is not None and r.finished_at is None)
-            pending = sum(1 for r in records if r.admitted is None and r.finished_at is None)
+            pending = sum(1 for r in records if r.admitted is None and r.finished_at is None and not r.deactivated)
             queues.append(ClusterQueueView(name, usage, borrowed, pending, admitted))
         workloads = [WorkloadView(r.key, decode_workload(self.state.workloads[r.key]).spec.queue_name,
                                   r.cluster_queue, r.created, r.reserved_at, r.admitted_at, r.finished_at,
-                                  r.last_pending[0], r.last_pending[1]) for r in self.records.values()]
+                                  r.last_pending[0], r.last_pending[1], r.evictions, not r.deactivated)
+                     for r in self.records.values()]
         return KueueView(queues, workloads, list(self.notes))
 
 
@@ -275,6 +519,13 @@ def set_condition(conditions: list[dict[str, str]], new: dict[str, str]) -> list
             out[index] = new
             return out
     return [*out, new]
+
+
+def _find(workload: Raw, kind: str) -> dict[str, str] | None:
+    for condition in (workload.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == kind:
+            return dict(condition)
+    return None
 
 
 def _condition(kind: str, status: str, reason: str, message: str, now: str) -> dict[str, str]:

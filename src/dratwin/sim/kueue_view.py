@@ -32,10 +32,12 @@ class WorkloadView:
     finished_at: float | None  # Finished=True
     reason: str = ""  # the last QuotaReserved=False reason, while it waits
     message: str = ""
+    evictions: int = 0  # preemptions, PodsReady timeouts, ...
+    active: bool = True  # False: deactivated (spec.active: false), never admitted again
 
     @property
     def waiting(self) -> bool:
-        return self.admitted_at is None and self.finished_at is None
+        return self.admitted_at is None and self.finished_at is None and self.active
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,7 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     classes = [o.raw for o in spec.objects if o.kind == "PriorityClass"]
     workloads = WorkloadController(engine, store, random.Random(f"workloads/{spec.seed}"), scheduling.enqueue,
                                    classes)
-    kueue = _kueue(engine, store, loaded, workloads, classes, compiler)
+    kueue = kueue_controller(engine, store, loaded, workloads, classes, compiler)
     deployments = DeploymentController(engine, store, workloads)
     for obj in spec.objects:
         if obj.kind == "Deployment":
@@ -152,13 +152,14 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     return Simulation(result, store, store.log, checker.checks, timeline, services, kueue)
 
 
-def _kueue(engine: Engine, store: Store, loaded: LoadedCluster, workloads: WorkloadController, classes: list[Raw],
-           compiler: SelectorCompiler) -> KueueController | None:
+def kueue_controller(engine: Engine, store: Store, loaded: LoadedCluster, workloads: WorkloadController,
+                     classes: list[Raw], compiler: SelectorCompiler) -> KueueController | None:
     """Kueue's controllers, when the cluster has a queue: the Jobs it manages go through it."""
     objects = read_kueue_objects(loaded.kueue_objects, classes)
     if not objects.present:
         return None
-    kueue = KueueController(engine, store, objects, workloads.start_job, compiler)
+    kueue = KueueController(engine, store, objects, workloads.start_job, compiler, workloads.stop_job,
+                            workloads.succeeded)
     workloads.queue_job = kueue.take_job
     workloads.on_job_finished.append(kueue.job_finished)
     return kueue

@@ -29,6 +29,7 @@ from dratwin.api.codec import decode_as
 from dratwin.api.resource import ResourceClaimTemplate
 from dratwin.api.workloads import Job
 from dratwin.cluster.load import add_created_pods
+from dratwin.cluster.state import PodRecord
 from dratwin.cluster.workloads import SIMULATION_EPOCH, expand_workloads, generated_name, object_uid
 from dratwin.scenario.model import Arrival
 from dratwin.scheduler.framework import PodInfo
@@ -62,6 +63,7 @@ class JobRun:
     failed: int = 0
     backoff_limit_exceeded: bool = False
     finished: bool = False
+    suspended: bool = False  # stopped (spec.suspend: true) until started again
     created_as: dict[str, Raw] = field(default_factory=dict)  # active pod key -> the pod as it was created
 
     def failure_backoff(self) -> float:
@@ -128,8 +130,12 @@ class WorkloadController:
         return list(expansion.pods)
 
     def start_job(self, raw: Raw, run_seconds: float | None) -> None:
+        """A Job created, or unsuspended (Kueue admitted it again after an eviction): its pods for what is left."""
         meta = raw.get("metadata") or {}
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+        before = self.jobs.get(key)
+        if before is not None and before.suspended:
+            raw = _remaining(raw, before.succeeded)
         spec = decode_as(raw, Job, f"Job {key}").spec  # wrong types: the decode error names the field
         parallelism = 1 if spec.parallelism is None else spec.parallelism
         completions = spec.completions
@@ -146,8 +152,36 @@ class WorkloadController:
         gang = str((meta.get("annotations") or {}).get(GANG_ANNOTATION, "")).lower() == "true"
         limit = DEFAULT_BACKOFF_LIMIT if spec.backoff_limit is None else spec.backoff_limit
         job = JobRun(key, max(parallelism, 0), deque(pods), run_seconds, gang, limit)
+        if before is not None and before.suspended:  # status.succeeded and status.failed carry over
+            job.succeeded, job.failed = before.succeeded, before.failed
         self.jobs[key] = job
         self._create_next(job)
+
+    def succeeded(self, key: str) -> int:
+        """The Job's ``status.succeeded``: its pods that succeeded (0 for a Job not started)."""
+        job = self.jobs.get(key)
+        return job.succeeded if job is not None else 0
+
+    def stop_job(self, key: str) -> list[PodRecord]:
+        """``spec.suspend`` set to true (Kueue evicted the Job): its active pods are deleted, without counting as
+        failures, and no more are created until it is started again; returns the pods deleted, as they were."""
+        job = self.jobs.get(key)
+        if job is None or job.finished:
+            return []
+        job.suspended = True
+        job.waiting.clear()
+        deleted = []
+        for pod_key in sorted(job.active):
+            job.created_as.pop(pod_key, None)
+            self.job_of.pop(pod_key, None)
+            record = self.store.state.pods.get(pod_key)
+            if record is not None:
+                deleted.append(PodRecord(dict(record.raw), record.pod, record.info))
+                record.raw = suspended_pod(record.raw)
+                self.store.note("Killing", "Pod", pod_key, f"Job {key} suspended: its pods are deleted")
+                self.store.delete_pod(pod_key)
+        job.active.clear()
+        return deleted
 
     def _create_next(self, job: JobRun) -> None:
         batch: list[Raw] = []
@@ -234,6 +268,24 @@ class WorkloadController:
         meta["name"], meta["uid"] = name, object_uid("v1", "Pod", namespace, name)
         fresh["status"] = {"phase": "Pending"}
         return fresh
+
+
+def _remaining(raw: Raw, succeeded: int) -> Raw:
+    """The Job as it goes on after a suspension: the completions that have not succeeded yet. (A work-queue Job,
+    without completions, goes on with its pods less those that succeeded; Indexed Jobs restart their indexes
+    from 0 here, where the Job controller would keep the succeeded ones: a simplification.)"""
+    out = copy.deepcopy(raw)
+    spec = out.setdefault("spec", {})
+    if spec.get("completions") is not None:
+        spec["completions"] = max(int(spec["completions"]) - succeeded, 0)
+    else:
+        spec["parallelism"] = max(int(spec.get("parallelism", 1)) - succeeded, 0)
+    return out
+
+
+def suspended_pod(raw: Raw) -> Raw:
+    """A pod the Job controller deletes because its Job was suspended: its containers are killed, it ends Failed."""
+    return with_phase(raw, "Failed")
 
 
 def workload_of(raw: Raw) -> str:
