@@ -25,7 +25,7 @@ from tests.builders.manifests import node
 from tests.builders.sim import job
 
 from dratwin.kueue.jobs import workload_name
-from dratwin.sim.kueue import set_condition
+from dratwin.sim.kueue_status import set_condition
 from dratwin.sim.run import Simulation
 from dratwin.twin.report_kueue import human_duration
 

@@ -143,5 +143,5 @@ class InvariantChecker:
                 continue
             workload = kueue.by_job.get(workload_of(record.raw))
             found = kueue.records.get(workload) if workload else None
-            if found is not None and found.admitted is None:
+            if found is not None and (found.admitted is None or found.admitted_at is None):
                 raise InvariantError(f"t={now}: pod {key} runs but its Workload {workload} is not admitted")

@@ -35,7 +35,6 @@ summary for outcomes and reports.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -45,7 +44,6 @@ from typing import Any, Protocol
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.load import queued_by_kueue
 from dratwin.cluster.state import ClusterState, PodRecord
-from dratwin.cluster.workloads import object_uid
 from dratwin.kueue.cycle import (
     INADMISSIBLE,
     Admitted,
@@ -61,11 +59,32 @@ from dratwin.kueue.dra import DraInputs
 from dratwin.kueue.jobs import InjectionConflict, NotQueued, admitted_job, suspended, workload_for_job
 from dratwin.kueue.quota import QuotaTree, cq_key
 from dratwin.kueue.usage import Inadmissible, WorkloadUsage, decode_workload, workload_usage
+from dratwin.sim.admission_checks import AdmissionChecks, checks_for
 from dratwin.sim.disruption import lost_progress
 from dratwin.sim.engine import CONTROLLER, Engine
 from dratwin.sim.kubelet import is_ready
 from dratwin.sim.kueue_objects import KueueObjects
 from dratwin.sim.kueue_pods_ready import PodsReadySettings, pods_ready_condition, pods_ready_settings
+from dratwin.sim.kueue_status import (
+    ADMISSION_CHECK,
+    BACKOFF_FINISHED,
+    DEACTIVATED,
+    DEACTIVATED_BY_LIMIT,
+    DEACTIVATED_MESSAGE,
+    JOB_COMPLETE_MESSAGE,
+    JOB_FAILED_MESSAGE,
+    NO_RESERVATION,
+    PENDING_EVALUATION,
+    PODS_READY_TIMEOUT,
+    PREEMPTED,
+    UNSATISFIED_CHECKS,
+    checks_message,
+    find_condition,
+    new_condition,
+    reset_check,
+    set_condition,
+    with_uid,
+)
 from dratwin.sim.kueue_view import ClusterQueueView, KueueView, WorkloadView
 from dratwin.sim.store import Change, Store
 from dratwin.sim.workloads import pod_phase, timestamp, workload_of
@@ -73,20 +92,6 @@ from dratwin.sim.workloads import pod_phase, timestamp, workload_of
 Raw = dict[str, Any]
 StartJob = Callable[[Raw, float | None], None]  # the unsuspended Job and its pods' run time, to the Job controller
 StopJob = Callable[[str], list[PodRecord]]  # suspend the Job (by key): the pods the Job controller deleted
-
-# batch/v1 Job conditions that end a Job (the Job controller's reasons and messages).
-JOB_COMPLETE_MESSAGE = "Reached expected number of succeeded pods"
-JOB_FAILED_MESSAGE = "Job has reached the specified backoff limit"
-
-# Eviction and requeue reasons and messages (apis/kueue/v1beta2/workload_types.go, workload_controller.go).
-PREEMPTED = "Preempted"
-PODS_READY_TIMEOUT = "PodsReadyTimeout"
-DEACTIVATED_BY_LIMIT = "DeactivatedDueToRequeuingLimitExceeded"
-DEACTIVATED_MESSAGE = "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
-PENDING_EVALUATION = "PendingEvaluation"
-NO_RESERVATION = ("NoReservation", "The workload has no reservation")
-BACKOFF_FINISHED = ("BackoffFinished", "The workload backoff was finished")
-
 
 class PreemptionTarget(Protocol):
     """A Workload the scheduler preempts: its key and the Preempted condition's reason (InClusterQueue,
@@ -129,6 +134,7 @@ class WorkloadRecord:
     requeue_at: float | None = None  # in backoff until then
     deactivated: bool = False
     evicted_at: float | None = None
+    evicted_reason: str = ""
     recovering_since: float | None = None  # PodsReady=False WaitForRecovery since
     admissions: int = 0  # a timer set for one admission is void after the next
     ready_pods: set[str] = field(default_factory=set)
@@ -155,6 +161,7 @@ class KueueController:
     queues: Queues = field(init=False)
     tree: QuotaTree = field(init=False)
     pods_ready: PodsReadySettings | None = field(init=False)
+    checks: AdmissionChecks = field(init=False)
     cycles: int = 0
     evicted: Counter[str] = field(default_factory=Counter)  # evictions by reason
     work_lost_seconds: float = 0.0  # pod-seconds of running time thrown away by evictions
@@ -166,6 +173,8 @@ class KueueController:
         self.notes += self.objects.notes
         self.pods_ready, notes = pods_ready_settings(self.objects.config)
         self.notes += notes
+        self.checks = AdmissionChecks(self.engine, self.objects.checks, self.check_state)
+        self.checks.notes = self.notes  # one list of what Kueue's controllers could not do
         self.store.subscribe("Pod", self._on_pod)
 
     @property
@@ -176,7 +185,7 @@ class KueueController:
 
     def add_job(self, raw: Raw, run_seconds: float | None) -> None:
         """A Job labelled with a queue name was created: suspend it and create its Workload."""
-        job = suspended(_with_uid(raw))
+        job = suspended(with_uid(raw))
         made = workload_for_job(job, self.objects.priorities)
         meta = job.get("metadata") or {}
         job_key = f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
@@ -208,7 +217,7 @@ class KueueController:
         now = self.engine.now()
         record.finished_at = now
         reason, message = ("Succeeded", JOB_COMPLETE_MESSAGE) if succeeded else ("Failed", JOB_FAILED_MESSAGE)
-        self._set_conditions(record, [_condition("Finished", "True", reason, message, timestamp(now))])
+        self._set_conditions(record, [new_condition("Finished", "True", reason, message, timestamp(now))])
         if record.admitted is not None:
             self.tree.remove_usage(cq_key(record.cluster_queue), record.admitted.assignment.usage)
             self.queues.requeue_inadmissible()
@@ -271,29 +280,72 @@ class KueueController:
         return CycleOptions(fair_sharing=self.objects.config.fair_sharing is not None)
 
     def _admit(self, admitted: Admitted) -> None:
+        """Quota reserved (SetQuotaReservation); admitted at once without admission checks, else when all are
+        Ready (:meth:`check_state`)."""
         record = self.records[admitted.entry.key]
         now = self.engine.now()
-        record.admitted, record.reserved_at, record.admitted_at = admitted, now, now
+        record.admitted, record.reserved_at, record.admitted_at = admitted, now, None
         record.last_pending = ("", "")
         record.admissions += 1
-        raw = self.state.workloads[record.key]
-        status = {**(raw.get("status") or {}), "admission": admitted.admission_status()}
-        self.state.put_workload(record.key, {**raw, "status": status})
         at = timestamp(now)
-        self._set_conditions(record, [*admitted.conditions(at), *self._reset_after_eviction(record, at)])
+        flavors = sorted({f for p in admitted.assignment.pod_sets for f in p.flavors.values()})
+        names = checks_for(self.objects.cluster_queues[record.cluster_queue], flavors)
+        raw = self.state.workloads[record.key]
+        status: dict[str, Any] = {**(raw.get("status") or {}), "admission": admitted.admission_status()}
+        if names:
+            before = {c.get("name"): c for c in status.get("admissionChecks") or []}
+            status["admissionChecks"] = [before.get(n) or {"name": n, "state": "Pending", "message": "",
+                                                          "lastTransitionTime": at} for n in names]
+        self.state.put_workload(record.key, {**raw, "status": status})
+        reserved, admitted_condition = admitted.conditions(at)
+        reset = self._reset_after_eviction(record, at)
+        if not names:
+            self._set_conditions(record, [reserved, admitted_condition, *reset])
+            self._admitted_now(record)
+            return
+        self._set_conditions(record, [reserved, new_condition("Admitted", "False", *UNSATISFIED_CHECKS, at), *reset])
+        self.checks.reserved(record.key, record.job, names, record.admissions)
+
+    def _admitted_now(self, record: WorkloadRecord) -> None:
+        """Admitted=True: the PodsReady clock starts and the Job is unsuspended."""
+        assert record.admitted is not None
+        now = self.engine.now()
+        record.admitted_at = now
         if self.pods_ready is not None:
             self._sync_pods_ready(record)
             serial = record.admissions
             self.engine.at(now + self.pods_ready.timeout, CONTROLLER, lambda: self._check_ready(record, serial))
-        self._start(record, admitted)
+        self._start(record, record.admitted)
+
+    def check_state(self, key: str, name: str, state: str, message: str, serial: int) -> None:
+        """An admission check controller set the state of check ``name`` for the ``serial``-th reservation."""
+        record = self.records.get(key)
+        if record is None or record.admissions != serial or record.admitted is None or record.admitted_at is not None:
+            return  # a reservation since lost (evicted) or already admitted
+        at = timestamp(self.engine.now())
+        raw = self.state.workloads[key]
+        checks = [{**c, "state": state, "message": message, "lastTransitionTime": at} if c.get("name") == name
+                  else c for c in (raw.get("status") or {}).get("admissionChecks") or []]
+        self._set_status(record, {"admissionChecks": checks})
+        if state == "Retry":
+            text = f"Evicted due to {checks_message([c for c in checks if c['state'] == 'Retry'], 'Retry')}"
+            self.evict(key, ADMISSION_CHECK, text, requeue_after=0.0)
+        elif state == "Rejected":
+            text = checks_message([c for c in checks if c["state"] == "Rejected"], "Rejected")
+            self._deactivate(record, f"{DEACTIVATED}DueTo{ADMISSION_CHECK}",
+                             f"The workload is deactivated due to {text}")
+        elif all(c.get("state") == "Ready" for c in checks):
+            admitted = new_condition("Admitted", "True", "Admitted", "The workload is admitted", at)
+            self._set_conditions(record, [admitted])
+            self._admitted_now(record)
 
     def _reset_after_eviction(self, record: WorkloadRecord, at: str) -> list[dict[str, str]]:
         """SetQuotaReservation's resetActiveCondition: a True Evicted or Preempted turns False, "Previously: ..."."""
         out = []
         for kind in ("Evicted", "Preempted"):
-            found = _find(self.state.workloads[record.key], kind)
+            found = find_condition(self.state.workloads[record.key], kind)
             if found is not None and found.get("status") == "True":
-                out.append(_condition(kind, "False", "QuotaReserved", f"Previously: {found.get('message', '')}", at))
+                out.append(new_condition(kind, "False", "QuotaReserved", f"Previously: {found.get('message', '')}", at))
         return out
 
     def _start(self, record: WorkloadRecord, admitted: Admitted) -> None:
@@ -313,7 +365,8 @@ class KueueController:
         now = timestamp(self.engine.now())
         # UnsetQuotaReservationWithCondition, then SyncAdmittedCondition (UnadmittedWorkloadsObservability, beta
         # and on in ff69552: the Admitted condition is written too, False while there is no reservation)
-        self._set_conditions(record, [*pending.conditions(now), _condition("Admitted", "False", *NO_RESERVATION, now)])
+        no_reservation = new_condition("Admitted", "False", *NO_RESERVATION, now)
+        self._set_conditions(record, [*pending.conditions(now), no_reservation])
 
     # ---- the Job's pods: PodsReady and the running time an eviction throws away ----------------------
 
@@ -346,12 +399,12 @@ class KueueController:
         assert record.admitted is not None
         wanted = sum(p.count for p in record.admitted.assignment.pod_sets)
         ready = len(record.ready_pods) + self.succeeded_of(record.job_key) >= wanted
-        current = _find(self.state.workloads[record.key], "PodsReady")
+        current = find_condition(self.state.workloads[record.key], "PodsReady")
         status, reason, message = pods_ready_condition(ready, current)
         if current is not None and (current.get("status"), current.get("reason")) == (status, reason):
             return
         now = self.engine.now()
-        self._set_conditions(record, [_condition("PodsReady", status, reason, message, timestamp(now))])
+        self._set_conditions(record, [new_condition("PodsReady", status, reason, message, timestamp(now))])
         settings = self.pods_ready
         if reason == "WaitForRecovery" and (current is None or current.get("reason") != reason):
             record.recovering_since = now
@@ -364,7 +417,7 @@ class KueueController:
         settings = self.pods_ready
         if settings is None or record.admitted is None or record.admissions != serial or record.finished_at:
             return
-        current = _find(self.state.workloads[record.key], "PodsReady")
+        current = find_condition(self.state.workloads[record.key], "PodsReady")
         if current is not None and current.get("status") == "True":
             return
         recovering = current is not None and current.get("reason") == "WaitForRecovery"
@@ -398,13 +451,13 @@ class KueueController:
             return
         now = self.engine.now()
         at = timestamp(now)
-        evicted = [_condition("Evicted", "True", reason, message, at)]
+        evicted = [new_condition("Evicted", "True", reason, message, at)]
         if preempted_reason:
-            evicted.append(_condition("Preempted", "True", preempted_reason, message, at))
+            evicted.append(new_condition("Preempted", "True", preempted_reason, message, at))
         self._set_conditions(record, evicted)
         self.evicted[reason] += 1
         record.evictions += 1
-        record.evicted_at = now
+        record.evicted_at, record.evicted_reason = now, reason
         deleted = self.stop_job(record.job_key) if self.stop_job is not None else []
         for pod in deleted:
             self.work_lost_seconds += lost_progress(pod.raw, record.running_since.get(pod.info.key), now)
@@ -415,18 +468,20 @@ class KueueController:
             self._requeue(record)
         else:
             record.requeue_at = now + requeue_after
-            self._set_status(record, {"requeueState": {"count": record.requeue_count,
-                                                       "requeueAt": timestamp(record.requeue_at)}})
+            if reason == PODS_READY_TIMEOUT:  # UpdateRequeueState; an admission check's Retry sets none
+                self._set_status(record, {"requeueState": {"count": record.requeue_count,
+                                                           "requeueAt": timestamp(record.requeue_at)}})
             self.engine.at(record.requeue_at, CONTROLLER, lambda: self._backoff_finished(record))
 
-    def _deactivate(self, record: WorkloadRecord) -> None:
-        """triggerDeactivation: past backoffLimitCount the Workload is deactivated (spec.active: false) and
-        evicted for good; its requeueState goes."""
+    def _deactivate(self, record: WorkloadRecord, reason: str = DEACTIVATED_BY_LIMIT,
+                    message: str = DEACTIVATED_MESSAGE) -> None:
+        """triggerDeactivation (past backoffLimitCount) or a Rejected check: the Workload is deactivated
+        (spec.active: false) and evicted for good; its requeueState goes."""
         record.deactivated = True
         raw = self.state.workloads[record.key]
         status = {k: v for k, v in (raw.get("status") or {}).items() if k != "requeueState"}
         self.state.put_workload(record.key, {**raw, "spec": {**raw["spec"], "active": False}, "status": status})
-        self.evict(record.key, DEACTIVATED_BY_LIMIT, DEACTIVATED_MESSAGE, deactivated=True)
+        self.evict(record.key, reason, message, deactivated=True)
 
     def _clear_admission(self, record: WorkloadRecord, reason: str, message: str, *, requeued: bool) -> None:
         assert record.admitted is not None
@@ -437,17 +492,19 @@ class KueueController:
         # SyncAdmittedCondition accumulates the time the Workload was admitted
         past = int(now - (now if record.admitted_at is None else record.admitted_at))
         status["accumulatedPastExecutionTimeSeconds"] = int(status.get("accumulatedPastExecutionTimeSeconds", 0)) + past
+        if status.get("admissionChecks"):
+            status["admissionChecks"] = [reset_check(c, timestamp(now)) for c in status["admissionChecks"]]
         self.state.put_workload(record.key, {**raw, "status": status})
         record.admitted, record.reserved_at, record.admitted_at = None, None, None
         record.ready_pods.clear()
         record.running_since.clear()
         record.recovering_since = None
         at = timestamp(now)
-        conditions = [_condition("Requeued", "True" if requeued else "False", reason, message, at),
-                      _condition("QuotaReserved", "False", PENDING_EVALUATION, message, at),
-                      _condition("Admitted", "False", *NO_RESERVATION, at)]
+        conditions = [new_condition("Requeued", "True" if requeued else "False", reason, message, at),
+                      new_condition("QuotaReserved", "False", PENDING_EVALUATION, message, at),
+                      new_condition("Admitted", "False", *NO_RESERVATION, at)]
         if self.pods_ready is not None:
-            conditions.append(_condition("PodsReady", "False", "WaitForStart", "Not all pods are ready or succeeded",
+            conditions.append(new_condition("PodsReady", "False", "WaitForStart", "Not all pods are ready or succeeded",
                                          at))
         self._set_conditions(record, conditions)
         record.last_pending = (PENDING_EVALUATION, message)
@@ -459,8 +516,10 @@ class KueueController:
         if record.requeue_at is None or record.deactivated or record.admitted is not None:
             return
         record.requeue_at = None
-        self._set_status(record, {"requeueState": {"count": record.requeue_count}})
-        self._set_conditions(record, [_condition("Requeued", "True", *BACKOFF_FINISHED, timestamp(self.engine.now()))])
+        if record.requeue_count:
+            self._set_status(record, {"requeueState": {"count": record.requeue_count}})
+        at = timestamp(self.engine.now())
+        self._set_conditions(record, [new_condition("Requeued", "True", *BACKOFF_FINISHED, at)])
         self._requeue(record)
 
     def _requeue(self, record: WorkloadRecord) -> None:
@@ -469,7 +528,8 @@ class KueueController:
         if record.entry is None:
             return
         settings = self.pods_ready
-        by_eviction = record.requeue_count > 0 and settings is not None and settings.requeue_at_eviction
+        by_eviction = record.evicted_reason == ADMISSION_CHECK or (
+            record.evicted_reason == PODS_READY_TIMEOUT and settings is not None and settings.requeue_at_eviction)
         when = record.evicted_at if by_eviction and record.evicted_at is not None else record.created
         record.entry = dataclasses.replace(record.entry, timestamp=when)
         self.queues.push(record.entry)
@@ -503,40 +563,12 @@ class KueueController:
             queues.append(ClusterQueueView(name, usage, borrowed, pending, admitted))
         workloads = [WorkloadView(r.key, decode_workload(self.state.workloads[r.key]).spec.queue_name,
                                   r.cluster_queue, r.created, r.reserved_at, r.admitted_at, r.finished_at,
-                                  r.last_pending[0], r.last_pending[1], r.evictions, not r.deactivated)
+                                  r.last_pending[0], r.last_pending[1], r.evictions, not r.deactivated,
+                                  _check_states(self.state.workloads[r.key]))
                      for r in self.records.values()]
         return KueueView(queues, workloads, list(self.notes))
 
 
-def set_condition(conditions: list[dict[str, str]], new: dict[str, str]) -> list[dict[str, str]]:
-    """``apimeta.SetStatusCondition``: a condition of the same type is updated where it is, its
-    lastTransitionTime kept when its status does not change; a new type is appended."""
-    out = list(conditions)
-    for index, old in enumerate(out):
-        if old.get("type") == new["type"]:
-            if old.get("status") == new["status"]:
-                new = {**new, "lastTransitionTime": old.get("lastTransitionTime", new["lastTransitionTime"])}
-            out[index] = new
-            return out
-    return [*out, new]
-
-
-def _find(workload: Raw, kind: str) -> dict[str, str] | None:
-    for condition in (workload.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == kind:
-            return dict(condition)
-    return None
-
-
-def _condition(kind: str, status: str, reason: str, message: str, now: str) -> dict[str, str]:
-    return {"type": kind, "status": status, "reason": reason, "message": message, "lastTransitionTime": now}
-
-
-def _with_uid(raw: Raw) -> Raw:
-    """The Job with the uid the API server gives it (the twin's deterministic one when the input has none)."""
-    meta = raw.get("metadata") or {}
-    if meta.get("uid"):
-        return raw
-    out = copy.deepcopy(raw)
-    out["metadata"]["uid"] = object_uid("batch/v1", "Job", meta.get("namespace") or "default", meta.get("name") or "")
-    return out
+def _check_states(workload: Raw) -> tuple[tuple[str, str], ...]:
+    checks = (workload.get("status") or {}).get("admissionChecks") or []
+    return tuple((str(c.get("name")), str(c.get("state"))) for c in checks)

@@ -34,6 +34,7 @@ class WorkloadView:
     message: str = ""
     evictions: int = 0  # preemptions, PodsReady timeouts, ...
     active: bool = True  # False: deactivated (spec.active: false), never admitted again
+    checks: tuple[tuple[str, str], ...] = ()  # status.admissionChecks: (name, state)
 
     @property
     def waiting(self) -> bool:

@@ -98,6 +98,8 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     if starts is not None:
         starts.revised = kubelet.revise
         workloads.creatable_at = starts.creatable_at
+        if kueue is not None:  # the data-readiness check waits for the same cluster cache
+            kueue.checks.data_ready_at = starts.creatable_at
     ClaimController(store)
     services = ServiceController(engine, store, deployments, spec.services, options.keda_activation_on_request_rate,
                                  options.keep_utilization) if spec.services else None

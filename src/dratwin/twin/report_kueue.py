@@ -69,7 +69,17 @@ def workload_rows(view: KueueView, workloads: Mapping[str, Raw], now: float) -> 
 
 def waiting_lines(view: KueueView) -> list[str]:
     """Why each Workload waits: Kueue's QuotaReserved=False reason and message."""
-    return [f"{w.key}: QuotaReserved=False {w.reason}: {w.message}" for w in view.workloads if w.waiting and w.reason]
+    lines = []
+    for w in view.workloads:
+        if not w.waiting:
+            continue
+        if w.reserved_at is not None:
+            states = ", ".join(f"{name} {state}" for name, state in w.checks)
+            lines.append(f"{w.key}: quota reserved in ClusterQueue {w.cluster_queue}, Admitted=False "
+                         f"UnsatisfiedAdmissionChecks: {states}")
+        elif w.reason:
+            lines.append(f"{w.key}: QuotaReserved=False {w.reason}: {w.message}")
+    return lines
 
 
 def workload_json(view: KueueView, workloads: Mapping[str, Raw], now: float) -> list[dict[str, Any]]:
