@@ -277,7 +277,7 @@ class KueueController:
             self._kick()
 
     def _options(self) -> CycleOptions:
-        return CycleOptions(fair_sharing=self.objects.config.fair_sharing is not None)
+        return CycleOptions.from_configuration(self.objects.config)
 
     def _admit(self, admitted: Admitted) -> None:
         """Quota reserved (SetQuotaReservation); admitted at once without admission checks, else when all are
