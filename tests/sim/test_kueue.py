@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from tests.builders.kueue import local_queue, resource_flavor
+from tests.builders.kueue import configuration, local_queue, resource_flavor
 from tests.builders.kueue_sim import (
     cpu_queue,
     kueue_basics,
@@ -224,3 +224,14 @@ def test_set_condition(case: ConditionCase) -> None:
 def test_human_duration(seconds: int, shown: str) -> None:
     """apimachinery/pkg/util/duration HumanDuration: the AGE kubectl prints."""
     assert human_duration(seconds) == shown
+
+
+def test_integrations_beyond_jobs_are_noted() -> None:
+    """apis/config/v1beta2 integrations.frameworks: only batch/job is modelled; the others are said, not dropped."""
+    config = configuration(integrations={"frameworks": ["batch/job", "pod"]})
+    report = schedule_objects([*kueue_basics(4), config, queued_job("a", "1")])
+    assert report.kueue is not None
+    [note] = [n for n in report.kueue.notes if "integrations.frameworks" in n]
+    assert note.endswith("Kueue Configuration: integrations.frameworks pod: only batch/job is modelled; the "
+                         "workloads of the others (pods, Deployments, StatefulSets, ...) run as if Kueue did not "
+                         "manage them")

@@ -71,8 +71,27 @@ def read_kueue_objects(objects: Sequence[LoadedObject], pod_priority_classes: Se
             configs.append((obj, decode_as(obj.raw, Configuration, obj.ref)))
     pod_classes = {str((c.get("metadata") or {}).get("name") or ""): int(c.get("value") or 0)
                    for c in pod_priority_classes}
-    notes = [f"{obj.ref}: a second Kueue Configuration is ignored (Kueue reads one file; the first one is used)"
+    notes = [f"{_where(obj)}: a second Kueue Configuration is ignored (Kueue reads one file; the first one is used)"
              for obj, _ in configs[1:]]
     config = configs[0][1] if configs else Configuration()
+    if configs:
+        notes += _unmodelled_frameworks(configs[0][0])
     return KueueObjects(flavors, queues, cohorts, local, checks, Priorities(workload_classes, pod_classes), config,
                         notes)
+
+
+JOB_FRAMEWORK = "batch/job"
+
+
+def _unmodelled_frameworks(obj: LoadedObject) -> list[str]:
+    """Kueue integrations the Configuration turns on beyond batch/job: their workloads are not queued here."""
+    frameworks = ((obj.raw.get("integrations") or {}).get("frameworks")) or []
+    others = [str(f) for f in frameworks if f != JOB_FRAMEWORK]
+    if not others:
+        return []
+    return [f"{_where(obj)}: integrations.frameworks {', '.join(others)}: only {JOB_FRAMEWORK} is modelled; the "
+            "workloads of the others (pods, Deployments, StatefulSets, ...) run as if Kueue did not manage them"]
+
+
+def _where(obj: LoadedObject) -> str:
+    return f"{obj.source.path}:{obj.source.line}: Kueue Configuration"
