@@ -235,3 +235,28 @@ def test_integrations_beyond_jobs_are_noted() -> None:
     assert note.endswith("Kueue Configuration: integrations.frameworks pod: only batch/job is modelled; the "
                          "workloads of the others (pods, Deployments, StatefulSets, ...) run as if Kueue did not "
                          "manage them")
+
+
+def _workload_object(name: str, cpu: str, count: int = 1) -> Raw:
+    """A Workload written directly (as Kueue's performance tests create them), without a Job."""
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": count, "template": {"spec": {
+                "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}]}}}]}}
+
+
+def test_workloads_written_directly_are_queued() -> None:
+    """test/performance/scheduler: Workloads created without a Job are admitted by the same cycle; admitted,
+    they start nothing, and their runner finishes them (finish_workload), which frees the quota."""
+    objects = [*kueue_basics(4), _workload_object("w1", "3"), _workload_object("w2", "3")]
+    report = schedule_objects(objects)
+    assert report.kueue is not None
+    admitted = {w.key: w.admitted_at for w in report.kueue.workloads}
+    assert admitted == {"default/w1": 0.0, "default/w2": None}
+    assert report.attempts == []  # no pods: nothing to schedule
+    sim = simulate_objects(objects)
+    assert sim.kueue is not None
+    sim.kueue.finish_workload("default/w1")
+    sim.kueue.engine.run(sim.kueue.engine.now())
+    assert {w.key: w.admitted_at is not None for w in sim.kueue.view().workloads} == \
+        {"default/w1": True, "default/w2": True}

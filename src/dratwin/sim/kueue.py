@@ -35,6 +35,7 @@ summary for outcomes and reports.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -176,6 +177,8 @@ class KueueController:
         self.checks = AdmissionChecks(self.engine, self.objects.checks, self.check_state)
         self.checks.notes = self.notes  # one list of what Kueue's controllers could not do
         self.store.subscribe("Pod", self._on_pod)
+        for workload in self.objects.workloads:
+            self.add_workload(workload)
 
     @property
     def state(self) -> ClusterState:
@@ -201,6 +204,28 @@ class KueueController:
         self.state.put_workload(key, made)
         self._queue(record)
 
+    def add_workload(self, raw: Raw) -> str:
+        """A Workload created directly, without a Job (as Kueue's performance tests create them, or one read
+        from the input): queued as written, its status not read (it starts anew). Admitted, it starts nothing:
+        whoever made it ends it with :meth:`finish_workload`. Returns its key."""
+        meta = raw.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+        now = self.engine.now()
+        made = {k: copy.deepcopy(v) for k, v in raw.items() if k != "status"}
+        made["metadata"] = {**made.get("metadata", {}), "namespace": meta.get("namespace") or "default",
+                            "creationTimestamp": timestamp(now)}
+        record = WorkloadRecord(key, {}, None, now)
+        self.records[key] = record
+        self.state.put_workload(key, made)
+        self._queue(record)
+        return key
+
+    def finish_workload(self, key: str, succeeded: bool = True, message: str = "") -> None:
+        """A Workload without a Job ends (its runner says so): Finished, its quota freed."""
+        record = self.records.get(key)
+        if record is not None and not record.job:
+            self._finish(record, succeeded, message)
+
     def take_job(self, raw: Raw, run_seconds: float | None) -> bool:
         """The Job controller's arrival hook: True when Kueue manages the Job (it is queued, not started)."""
         if not queued_by_kueue([raw]):
@@ -212,11 +237,15 @@ class KueueController:
         """The Job controller ended a Job (Complete or Failed): the Workload is Finished and its quota freed."""
         key = self.by_job.get(job_key)
         record = self.records.get(key) if key else None
-        if record is None or record.finished_at is not None:
+        if record is not None:
+            self._finish(record, succeeded, JOB_COMPLETE_MESSAGE if succeeded else JOB_FAILED_MESSAGE)
+
+    def _finish(self, record: WorkloadRecord, succeeded: bool, message: str) -> None:
+        if record.finished_at is not None:
             return
         now = self.engine.now()
         record.finished_at = now
-        reason, message = ("Succeeded", JOB_COMPLETE_MESSAGE) if succeeded else ("Failed", JOB_FAILED_MESSAGE)
+        reason = "Succeeded" if succeeded else "Failed"
         self._set_conditions(record, [new_condition("Finished", "True", reason, message, timestamp(now))])
         if record.admitted is not None:
             self.tree.remove_usage(cq_key(record.cluster_queue), record.admitted.assignment.usage)
@@ -349,7 +378,10 @@ class KueueController:
         return out
 
     def _start(self, record: WorkloadRecord, admitted: Admitted) -> None:
-        """The job reconciler's StartJob: the Job unsuspended with its flavors injected."""
+        """The job reconciler's StartJob: the Job unsuspended with its flavors injected (a Workload without a
+        Job starts nothing)."""
+        if not record.job:
+            return
         names = sorted({f for p in admitted.assignment.pod_sets for f in p.flavors.values()})
         flavors = [self.objects.flavors[n] for n in names if n in self.objects.flavors]
         started = admitted_job(record.job, flavors)
@@ -458,7 +490,7 @@ class KueueController:
         self.evicted[reason] += 1
         record.evictions += 1
         record.evicted_at, record.evicted_reason = now, reason
-        deleted = self.stop_job(record.job_key) if self.stop_job is not None else []
+        deleted = self.stop_job(record.job_key) if self.stop_job is not None and record.job else []
         for pod in deleted:
             self.work_lost_seconds += lost_progress(pod.raw, record.running_since.get(pod.info.key), now)
         self._clear_admission(record, reason, message, requeued=requeue_after is None and not deactivated)

@@ -1,6 +1,7 @@
 """The Kueue objects of a cluster, typed, as Kueue's controller reads them from its informers.
 
-Read from the objects :func:`dratwin.cluster.load.load_cluster` kept for Kueue (``kueue_objects``: already
+Workloads written in the input (without a Job) are kept to be queued as they are. Read from the objects
+:func:`dratwin.cluster.load.load_cluster` kept for Kueue (``kueue_objects``: already
 through intake, v1beta1 converted to v1beta2). The Configuration is Kueue's own file, not an API object: a
 cluster has at most one (the first is used; a second is noted). Pod PriorityClasses are read too, since a
 Workload takes its pods' priority when it names no WorkloadPriorityClass.
@@ -38,6 +39,7 @@ class KueueObjects:
     priorities: Priorities = field(default_factory=lambda: Priorities({}, {}))
     config: Configuration = field(default_factory=Configuration)
     notes: list[str] = field(default_factory=list)
+    workloads: list[Raw] = field(default_factory=list)  # Workloads written in the input (queued anew)
 
     @property
     def present(self) -> bool:
@@ -53,6 +55,7 @@ def read_kueue_objects(objects: Sequence[LoadedObject], pod_priority_classes: Se
     checks: dict[str, AdmissionCheck] = {}
     workload_classes: dict[str, int] = {}
     configs: list[tuple[LoadedObject, Configuration]] = []
+    workloads: list[Raw] = []
     for obj in objects:
         kind = obj.kind
         if kind == "ResourceFlavor":
@@ -67,6 +70,8 @@ def read_kueue_objects(objects: Sequence[LoadedObject], pod_priority_classes: Se
             checks[obj.name] = decode_as(obj.raw, AdmissionCheck, obj.ref)
         elif kind == "WorkloadPriorityClass":
             workload_classes[obj.name] = decode_as(obj.raw, WorkloadPriorityClass, obj.ref).value
+        elif kind == "Workload":
+            workloads.append(obj.raw)
         elif kind == "Configuration":
             configs.append((obj, decode_as(obj.raw, Configuration, obj.ref)))
     pod_classes = {str((c.get("metadata") or {}).get("name") or ""): int(c.get("value") or 0)
@@ -76,8 +81,11 @@ def read_kueue_objects(objects: Sequence[LoadedObject], pod_priority_classes: Se
     config = configs[0][1] if configs else Configuration()
     if configs:
         notes += _unmodelled_frameworks(configs[0][0])
+    if any((w.get("status") or {}).get("admission") for w in workloads):
+        notes.append("Workloads of the input with status.admission are queued anew: the twin does not restore "
+                     "admissions from a dump")
     return KueueObjects(flavors, queues, cohorts, local, checks, Priorities(workload_classes, pod_classes), config,
-                        notes)
+                        notes, workloads)
 
 
 JOB_FRAMEWORK = "batch/job"
