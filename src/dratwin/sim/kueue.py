@@ -583,21 +583,28 @@ class KueueController:
     # ---- the read-only view ------------------------------------------------------------------------
 
     def view(self) -> KueueView:
+        admitted: Counter[str] = Counter()
+        pending: Counter[str] = Counter()
+        for r in self.records.values():
+            if r.finished_at is None and r.admitted is not None:
+                admitted[r.cluster_queue] += 1
+            elif r.finished_at is None and not r.deactivated:
+                pending[r.cluster_queue] += 1
         queues = []
         for name in sorted(self.objects.cluster_queues):
-            node = self.tree.nodes.get(cq_key(name))
+            key = cq_key(name)
+            node = self.tree.nodes.get(key)
             usage = dict(sorted((node.usage if node else {}).items()))
-            borrowed = {fr: amount - self.tree.quota(cq_key(name), fr).nominal for fr, amount in usage.items()
-                        if amount > self.tree.quota(cq_key(name), fr).nominal}
-            records = [r for r in self.records.values() if r.cluster_queue == name]
-            admitted = sum(1 for r in records if r.admitted is not None and r.finished_at is None)
-            pending = sum(1 for r in records if r.admitted is None and r.finished_at is None and not r.deactivated)
-            queues.append(ClusterQueueView(name, usage, borrowed, pending, admitted))
-        workloads = [WorkloadView(r.key, decode_workload(self.state.workloads[r.key]).spec.queue_name,
-                                  r.cluster_queue, r.created, r.reserved_at, r.admitted_at, r.finished_at,
-                                  r.last_pending[0], r.last_pending[1], r.evictions, not r.deactivated,
-                                  _check_states(self.state.workloads[r.key]))
-                     for r in self.records.values()]
+            nominal = {fr: self.tree.quota(key, fr).nominal for fr in usage}
+            borrowed = {fr: amount - nominal[fr] for fr, amount in usage.items() if amount > nominal[fr]}
+            queues.append(ClusterQueueView(name, usage, borrowed, pending[name], admitted[name]))
+        workloads = []
+        for r in self.records.values():
+            raw = self.state.workloads[r.key]
+            workloads.append(WorkloadView(r.key, str((raw.get("spec") or {}).get("queueName") or ""),
+                                          r.cluster_queue, r.created, r.reserved_at, r.admitted_at, r.finished_at,
+                                          r.last_pending[0], r.last_pending[1], r.evictions, not r.deactivated,
+                                          _check_states(raw)))
         return KueueView(queues, workloads, list(self.notes))
 
 
