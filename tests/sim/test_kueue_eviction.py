@@ -11,14 +11,16 @@ site/content/en/docs/tasks/manage/setup_wait_for_pods_ready.md.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 from tests.builders.kueue import configuration, local_queue, resource_flavor
-from tests.builders.kueue_sim import cpu_queue, kueue_basics, kueue_rig, queued_job
+from tests.builders.kueue_sim import KueueRig, cpu_queue, kueue_basics, kueue_rig, queued_job
 from tests.builders.manifests import node
 
+from dratwin.sim.invariants import InvariantError
 from dratwin.sim.kueue import Preempted
 
 Raw = dict[str, Any]
@@ -179,3 +181,38 @@ def test_evicted_by_timeout_queues_behind_by_eviction_time() -> None:
     last = {w.key: (w.admitted_at, w.evictions) for w in rig.kueue.view().workloads}
     assert last[rig.key("b")] == (300.0, 0)  # admitted as soon as a's quota was freed
     assert last[rig.key("a")] == (None, 1)  # behind b: waits for its quota
+
+
+@dataclass(frozen=True)
+class BrokenCase:
+    name: str
+    cite: str
+    objects: list[Raw]
+    message: str
+
+
+def _overspend(rig: KueueRig) -> None:
+    rig.kueue.tree.nodes["cq:cq"].usage[("default", "cpu")] = 5000  # nominal 4, no cohort
+
+
+def _unadmit(rig: KueueRig) -> None:
+    rig.kueue.records[rig.key("a")].admitted = None  # its pod keeps running
+
+
+BROKEN_CASES = [
+    (BrokenCase("cluster-queue-over-its-quota", "cluster_queue.md: usage never beyond nominal + borrowingLimit",
+                [*kueue_basics(4), queued_job("a", "2")], "ClusterQueue cq uses 5000 of cpu in flavor default"),
+     _overspend),
+    (BrokenCase("running-pod-without-admission", "reconciler.go: a Job runs only while its Workload is admitted",
+                [*kueue_basics(4), queued_job("a", "2")], "runs but its Workload"), _unadmit),
+]
+
+
+@pytest.mark.parametrize(("case", "breakage"), BROKEN_CASES, ids=lambda c: getattr(c, "name", ""))
+def test_invariants_catch_a_broken_queue(case: BrokenCase, breakage: Callable[[KueueRig], None]) -> None:
+    """The invariants added for Kueue fail when their rule is broken (so the runs that pass them mean it)."""
+    rig = kueue_rig(case.objects)
+    rig.run("1m")
+    breakage(rig)
+    with pytest.raises(InvariantError, match=case.message):
+        rig.checker()
