@@ -83,3 +83,15 @@ def test_exit_status_is_one_while_a_workload_waits(tmp_path: Path, capsys: pytes
     assert main(["schedule", "-f", str(waiting)]) == 1
     assert main(["schedule", "-f", str(admitted)]) == 0
     capsys.readouterr()
+
+
+def test_table_says_which_checks_hold_a_reserved_workload() -> None:
+    """admission_check.md: quota reserved, Admitted=False until every check is Ready (an unmodelled controller's
+    check stays Pending)."""
+    check = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck", "metadata": {"name": "prov"},
+             "spec": {"controllerName": "kueue.x-k8s.io/provisioning-request"}}
+    basics = kueue_basics(4)
+    basics[2]["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": "prov"}]}
+    text = render_table(schedule_objects([*basics, check, queued_job("a", "1")]), SelectorCompiler())
+    assert "quota reserved in ClusterQueue cq, Admitted=False UnsatisfiedAdmissionChecks: prov Pending" in text
+    assert "WARNING: AdmissionCheck prov: controller 'kueue.x-k8s.io/provisioning-request' is not modelled" in text
