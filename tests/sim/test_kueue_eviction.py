@@ -21,7 +21,7 @@ from tests.builders.kueue_sim import KueueRig, cpu_queue, kueue_basics, kueue_ri
 from tests.builders.manifests import node
 
 from dratwin.sim.invariants import InvariantError
-from dratwin.sim.kueue import Preempted
+from dratwin.sim.kueue_records import Preempted
 
 Raw = dict[str, Any]
 PREEMPTED_MESSAGE = "Preempted to accommodate a workload due to prioritization in the ClusterQueue"

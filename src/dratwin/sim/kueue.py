@@ -40,7 +40,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.load import queued_by_kueue
@@ -66,6 +66,7 @@ from dratwin.sim.engine import CONTROLLER, Engine
 from dratwin.sim.kubelet import is_ready
 from dratwin.sim.kueue_objects import KueueObjects
 from dratwin.sim.kueue_pods_ready import PodsReadySettings, pods_ready_condition, pods_ready_settings
+from dratwin.sim.kueue_records import PreemptionTarget, WorkloadRecord
 from dratwin.sim.kueue_status import (
     ADMISSION_CHECK,
     BACKOFF_FINISHED,
@@ -86,66 +87,13 @@ from dratwin.sim.kueue_status import (
     set_condition,
     with_uid,
 )
-from dratwin.sim.kueue_view import ClusterQueueView, KueueView, WorkloadView
+from dratwin.sim.kueue_view import KueueView, build_view
 from dratwin.sim.store import Change, Store
 from dratwin.sim.workloads import pod_phase, timestamp, workload_of
 
 Raw = dict[str, Any]
 StartJob = Callable[[Raw, float | None], None]  # the unsuspended Job and its pods' run time, to the Job controller
 StopJob = Callable[[str], list[PodRecord]]  # suspend the Job (by key): the pods the Job controller deleted
-
-class PreemptionTarget(Protocol):
-    """A Workload the scheduler preempts: its key and the Preempted condition's reason (InClusterQueue,
-    InCohortReclamation, ...) and message, as Kueue writes them."""
-
-    @property
-    def key(self) -> str: ...
-
-    @property
-    def reason(self) -> str: ...
-
-    @property
-    def message(self) -> str: ...
-
-
-@dataclass(frozen=True)
-class Preempted:
-    key: str
-    reason: str
-    message: str
-
-
-@dataclass
-class WorkloadRecord:
-    """What Kueue knows of one Workload besides its object: its Job, queue entry and admission."""
-
-    key: str  # namespace/name of the Workload
-    job: Raw  # the Job as stored while suspended
-    run_seconds: float | None
-    created: float
-    cluster_queue: str = ""  # "" while its LocalQueue does not exist
-    entry: Entry | None = None
-    admitted: Admitted | None = None
-    reserved_at: float | None = None
-    admitted_at: float | None = None
-    finished_at: float | None = None
-    last_pending: tuple[str, str] = ("", "")  # the QuotaReserved=False reason and message written last
-    evictions: int = 0
-    requeue_count: int = 0  # status.requeueState.count (PodsReady timeouts)
-    requeue_at: float | None = None  # in backoff until then
-    deactivated: bool = False
-    evicted_at: float | None = None
-    evicted_reason: str = ""
-    recovering_since: float | None = None  # PodsReady=False WaitForRecovery since
-    admissions: int = 0  # a timer set for one admission is void after the next
-    ready_pods: set[str] = field(default_factory=set)
-    running_since: dict[str, float] = field(default_factory=dict)  # pod -> when its containers started
-
-    @property
-    def job_key(self) -> str:
-        meta = self.job.get("metadata") or {}
-        return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
-
 
 @dataclass
 class KueueController:
@@ -583,31 +531,6 @@ class KueueController:
     # ---- the read-only view ------------------------------------------------------------------------
 
     def view(self) -> KueueView:
-        admitted: Counter[str] = Counter()
-        pending: Counter[str] = Counter()
-        for r in self.records.values():
-            if r.finished_at is None and r.admitted is not None:
-                admitted[r.cluster_queue] += 1
-            elif r.finished_at is None and not r.deactivated:
-                pending[r.cluster_queue] += 1
-        queues = []
-        for name in sorted(self.objects.cluster_queues):
-            key = cq_key(name)
-            node = self.tree.nodes.get(key)
-            usage = dict(sorted((node.usage if node else {}).items()))
-            nominal = {fr: self.tree.quota(key, fr).nominal for fr in usage}
-            borrowed = {fr: amount - nominal[fr] for fr, amount in usage.items() if amount > nominal[fr]}
-            queues.append(ClusterQueueView(name, usage, borrowed, pending[name], admitted[name]))
-        workloads = []
-        for r in self.records.values():
-            raw = self.state.workloads[r.key]
-            workloads.append(WorkloadView(r.key, str((raw.get("spec") or {}).get("queueName") or ""),
-                                          r.cluster_queue, r.created, r.reserved_at, r.admitted_at, r.finished_at,
-                                          r.last_pending[0], r.last_pending[1], r.evictions, not r.deactivated,
-                                          _check_states(raw)))
-        return KueueView(queues, workloads, list(self.notes))
-
-
-def _check_states(workload: Raw) -> tuple[tuple[str, str], ...]:
-    checks = (workload.get("status") or {}).get("admissionChecks") or []
-    return tuple((str(c.get("name")), str(c.get("state"))) for c in checks)
+        """The read-only summary of the queues and Workloads now."""
+        return build_view(self.objects.cluster_queues, self.tree, self.records.values(), self.state.workloads,
+                          self.notes)
