@@ -1,0 +1,363 @@
+"""The topology assignment of a PodSet: which domains its pods go to, or why they cannot fit.
+
+The twin of ``TASFlavorSnapshot.findTopologyAssignment`` (``pkg/cache/scheduler/tas_flavor_snapshot.go`` at
+Kueue ``ff69552``), for PodSets without a leader:
+
+1. **counts**: every leaf the pods may use (when the lowest level is ``kubernetes.io/hostname``, nodes whose
+   NoSchedule/NoExecute taints the pod and the flavor do not tolerate, or that the pod's nodeSelector or
+   required node affinity reject, are excluded and counted; above hostname no node is filtered) gets the
+   number of pods that fit in its remaining capacity; parents sum their children. At the slice level a
+   domain's slice count is its pods divided by the slice size; above it, the sum of its children's;
+   below it, 0 (a slice is one pod when none is requested, at the lowest level);
+2. **the level**: the domains of the requested level are sorted (most slices first, then fewer pods, then
+   by name; with ``TASProfileMixed``, on by default, an unconstrained request sorts fewest slices first:
+   LeastFreeCapacity). BestFit takes the fitting domain with the fewest slices. A required request that
+   no single domain fits fails; a preferred one tries the next level up, and at the top (or when
+   unconstrained) takes domains greedily, best-fitting the last one;
+3. **descent**: level by level the chosen domains' children are sorted the same way and filled greedily
+   with the last one best-fitted, so that the pods use as few domains as possible; below the slice level
+   each domain's pods are spread over its own children only;
+4. the leaves with pods, in name order, are the assignment (only the hostname level when the topology
+   ends with it).
+
+A "no" is Kueue's message: ``topology "T" doesn't allow to fit any of N pod(s)`` or ``... allows to fit
+only K out of N pod(s)``, with the excluded nodes counted by cause. Balanced placement
+(``TASBalancedPlacement``, alpha, off), preferred node affinity (``TASRespectNodeAffinityPreferred``, alpha,
+off), leaders of PodSet groups and multi-layer slices are not modelled; a request that needs them gets a
+"not modelled" reason, never a made-up placement.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from dratwin.allocator.nodes import selector_matches
+from dratwin.api.core import PodSpec
+from dratwin.api.kueue import PodSetTopologyRequest
+from dratwin.errors import AllocationError
+from dratwin.kueue.tas.domains import Amounts, Domain, FlavorTopology, Leaf, count_in, domain_id
+from dratwin.kueue.tas.request import slice_layers
+from dratwin.scheduler.plugins.taint_toleration import find_untolerated_taint
+
+_MAX_COUNT = 2**31 - 1
+NOT_MODELLED = "not modelled by dratwin"
+
+
+@dataclass(frozen=True)
+class DomainAssignment:
+    values: tuple[str, ...]
+    count: int
+
+
+@dataclass(frozen=True)
+class TopologyAssignment:
+    """``utiltas.TopologyAssignment``: the levels (from the highest kept) and the pods per domain."""
+
+    levels: tuple[str, ...]
+    domains: tuple[DomainAssignment, ...]
+
+    @property
+    def pod_count(self) -> int:
+        return sum(d.count for d in self.domains)
+
+    def usage(self, per_pod: Mapping[str, int]) -> dict[str, Amounts]:
+        """What the assignment books per leaf (``ComputeUsagePerDomain``): the pod's requests × its count there."""
+        return {domain_id(d.values): {name: amount * d.count for name, amount in per_pod.items()}
+                for d in self.domains}
+
+    def counts(self, per_pod: Mapping[str, int]) -> dict[str, tuple[Amounts, int]]:
+        return {domain_id(d.values): (dict(per_pod), d.count) for d in self.domains}
+
+
+@dataclass(frozen=True)
+class PodSetRequest:
+    """``TASPodSetRequests``: one PodSet's pods (``per_pod`` with ``pods: 1``), how many, and what it asks."""
+
+    name: str
+    count: int
+    per_pod: Mapping[str, int]
+    request: PodSetTopologyRequest | None
+    pod: PodSpec
+    implied: bool = False  # a TAS-only ClusterQueue places a PodSet that asks nothing as unconstrained
+
+
+@dataclass(frozen=True)
+class Gates:
+    """The feature gates that change an assignment, at their ``ff69552`` defaults."""
+
+    profile_mixed: bool = True  # TASProfileMixed (beta, on): unconstrained requests use LeastFreeCapacity
+
+
+@dataclass
+class Exclusions:
+    """``tasExclusionStats``: the nodes considered and why some were left out."""
+
+    total: int = 0
+    node_selector: int = 0
+    affinity: int = 0
+    taints: dict[str, int] = field(default_factory=dict)
+    resources: dict[str, int] = field(default_factory=dict)
+
+    def any(self) -> bool:
+        return bool(self.node_selector or self.affinity or self.taints or self.resources)
+
+    def reasons(self) -> str:
+        parts = []
+        if self.node_selector:
+            parts.append(f"nodeSelector: {self.node_selector}")
+        if self.affinity:
+            parts.append(f"affinity: {self.affinity}")
+        parts += [f"taint {json.dumps(t)}: {n}" for t, n in self.taints.items()]
+        parts += [f"resource {json.dumps(r)}: {n}" for r, n in self.resources.items()]
+        return ", ".join(sorted(parts))
+
+
+@dataclass
+class _Run:
+    """The scratch state of one assignment run (Kueue's per-snapshot ``domainStates``)."""
+
+    topo: FlavorTopology
+    count: int
+    slice_size: int
+    slice_level: int
+    required: bool
+    unconstrained: bool
+    least_free: bool
+    pods: list[int]
+    slices: list[int]
+    stats: Exclusions = field(default_factory=Exclusions)
+
+    def sort(self, domains: Sequence[Domain]) -> list[Domain]:
+        """``sortedDomains``: BestFit by slices descending, LeastFreeCapacity ascending; then fewer pods; then name."""
+        sign = 1 if self.least_free else -1
+        return sorted(domains, key=lambda d: (sign * self.slices[d.index], self.pods[d.index], d.values))
+
+    def best_fit(self, domains: Sequence[Domain], needed: int, by_slices: bool) -> Domain:
+        """``findBestFitDomainBy``: the first domain with the fewest units that still holds ``needed``."""
+        counts = self.slices if by_slices else self.pods
+        best, best_count = domains[0], _MAX_COUNT
+        found = False
+        for domain in domains:
+            units = counts[domain.index]
+            if needed <= units < best_count:
+                best, best_count, found = domain, units, True
+        return best if found else domains[0]
+
+    def not_fit(self, fitting: int, needed: int) -> str:
+        unit = "pod" if self.slice_size == 1 else "slice"
+        name = self.topo.topology_name
+        if fitting == 0:
+            text = f'topology "{name}" doesn\'t allow to fit any of {needed} {unit}(s)'
+        else:
+            text = f'topology "{name}" allows to fit only {fitting} out of {needed} {unit}(s)'
+        if self.stats.any():
+            text += f". Total nodes: {self.stats.total}; excluded: {self.stats.reasons()}"
+        return text
+
+
+def level_key(topo: FlavorTopology, request: PodSetTopologyRequest | None) -> str | None:
+    """``levelKey``: required, else preferred, else the top level for a slice-only request, else the lowest
+    level for an unconstrained one."""
+    if request is None:
+        return None
+    if request.required is not None:
+        return request.required
+    if request.preferred is not None:
+        return request.preferred
+    if _slice_only(request):
+        return topo.tree.levels[0]
+    if request.unconstrained:
+        return topo.tree.levels[-1]
+    return None
+
+
+def has_level(topo: FlavorTopology, request: PodSetTopologyRequest | None) -> bool:
+    """``HasLevel``: the flavor's topology has the requested level and every slice level."""
+    key = level_key(topo, request)
+    if key is None:
+        return False
+    layers = slice_layers(request)
+    wanted = [key, layers[0][0] if layers else topo.tree.levels[-1], *(t for t, _ in layers)]
+    return all(topo.tree.level_index(k) is not None for k in wanted)
+
+
+def _slice_only(request: PodSetTopologyRequest | None) -> bool:
+    if request is None or request.required is not None or request.preferred is not None:
+        return False
+    return bool(slice_layers(request))
+
+
+def find_assignment(topo: FlavorTopology, ps: PodSetRequest, assumed: Mapping[str, Amounts] | None = None,
+                    simulate_empty: bool = False, gates: Gates = Gates()) -> TopologyAssignment | str:
+    """The assignment of ``ps`` in ``topo`` (``assumed``: usage of earlier PodSets of the same Workload), or
+    the reason it cannot be placed, in Kueue's words."""
+    tree = topo.tree
+    layers = slice_layers(ps.request)
+    slice_size = layers[0][1] if layers else 1
+    if slice_size <= 0:
+        return "slice topology requested, but slice size not provided"
+    key = level_key(topo, ps.request) or (tree.levels[-1] if ps.implied else None)
+    if key is None:
+        return "topology level not specified"
+    level = tree.level_index(key)
+    if level is None:
+        return f"no requested topology level: {key}"
+    slice_key = layers[0][0] if layers else tree.levels[-1]
+    slice_level = tree.level_index(slice_key)
+    if slice_level is None:
+        return f"no requested topology level for slices: {slice_key}"
+    if level > slice_level:
+        return f"podset slice topology {slice_key} is above the podset topology {key}"
+    if len(layers) > 1:
+        return f"multi-layer slice topology constraints are {NOT_MODELLED}"
+    request = ps.request
+    unconstrained = bool(request is not None and request.unconstrained) or ps.implied or _slice_only(request)
+    run = _Run(topo, ps.count, slice_size, slice_level, required=request is not None and request.required is not None,
+               unconstrained=unconstrained, least_free=unconstrained and gates.profile_mixed,
+               pods=[0] * tree.size, slices=[0] * tree.size)
+    leaves = _feasible_leaves(run, ps)
+    if isinstance(leaves, str):
+        return leaves
+    _fill_counts(run, leaves, ps.per_pod, assumed or {}, simulate_empty)
+    found = _level_with_fit(run, level)
+    if isinstance(found, str):
+        return found
+    fit_level, chosen = found
+    return _descend(run, fit_level, chosen)
+
+
+def _feasible_leaves(run: _Run, ps: PodSetRequest) -> list[Leaf] | str:
+    """The leaves the pods may use (``FindFeasibleNodes`` of the default simulator, hostname topologies only)."""
+    tree = run.topo.tree
+    run.stats.total = len(tree.leaves)
+    if not tree.hostname_lowest:
+        return list(tree.leaves.values())
+    tolerations = [*ps.pod.tolerations, *run.topo.tolerations]
+    affinity = ps.pod.affinity.node_affinity if ps.pod.affinity is not None else None
+    required = affinity.required_during_scheduling_ignored_during_execution if affinity is not None else None
+    out = []
+    for leaf in tree.leaves.values():
+        node = leaf.node
+        assert node is not None  # hostname leaves keep their node
+        taint = find_untolerated_taint(node.spec.taints, tolerations)
+        if taint is not None:
+            shown = f"{taint.key}={taint.value}:{taint.effect}" if taint.value else f"{taint.key}:{taint.effect}"
+            run.stats.taints[shown] = run.stats.taints.get(shown, 0) + 1
+            continue
+        labels = node.metadata.labels
+        if any(labels.get(k) != v for k, v in ps.pod.node_selector.items()):
+            run.stats.node_selector += 1
+            continue
+        if required is not None:
+            try:
+                matches = selector_matches(node, required)
+            except AllocationError as error:
+                return f"invalid affinity node selectors: {error}"
+            if not matches:
+                run.stats.affinity += 1
+                continue
+        out.append(leaf)
+    return out
+
+
+def _fill_counts(run: _Run, leaves: Sequence[Leaf], per_pod: Mapping[str, int], assumed: Mapping[str, Amounts],
+                 simulate_empty: bool) -> None:
+    """Phase 1 (``fillInCounts``): pods per leaf, summed up the tree; slices at and above the slice level."""
+    for leaf in leaves:
+        left = run.topo.remaining(leaf.id, simulate_empty)
+        for name, amount in assumed.get(leaf.id, {}).items():
+            left[name] = left.get(name, 0) - amount
+        fitting, limiting = count_in(per_pod, left)
+        run.pods[leaf.index] = fitting
+        if fitting == 0 and limiting:
+            run.stats.resources[limiting] = run.stats.resources.get(limiting, 0) + 1
+    per_level = run.topo.tree.per_level
+    lowest = len(per_level) - 1
+    for level in range(lowest, -1, -1):
+        for domain in per_level[level].values():
+            i = domain.index
+            if level < lowest:
+                run.pods[i] = sum(run.pods[c.index] for c in domain.children)
+                run.slices[i] = sum(run.slices[c.index] for c in domain.children)
+            if level == run.slice_level:
+                run.slices[i] = run.pods[i] // run.slice_size
+
+
+def _level_with_fit(run: _Run, level: int) -> tuple[int, list[Domain]] | str:
+    """Phase 2a (``findLevelWithFitDomains``): the level and the domains that take every slice."""
+    domains = list(run.topo.tree.per_level[level].values())
+    if not domains:
+        return f"no topology domains at level: {run.topo.tree.levels[level]}"
+    ordered = run.sort(domains)
+    needed = run.count // run.slice_size
+    top = ordered[0]
+    if not run.least_free and run.slices[top.index] >= needed:
+        top = run.best_fit(ordered, needed, by_slices=True)
+    if run.least_free:
+        for domain in ordered:
+            if run.slices[domain.index] >= needed:
+                return level, [domain]
+        if run.required:
+            return run.not_fit(run.pods[ordered[-1].index], needed)
+    if run.slices[top.index] >= needed:
+        return level, [top]
+    if run.required:
+        return run.not_fit(run.slices[top.index], needed)
+    if level > 0 and not run.unconstrained:
+        return _level_with_fit(run, level - 1)
+    chosen: list[Domain] = []
+    remaining = needed
+    for i, domain in enumerate(ordered):
+        if remaining <= 0:
+            break
+        if not run.least_free and run.slices[domain.index] >= remaining:
+            domain = run.best_fit(ordered[i:], remaining, by_slices=True)
+        chosen.append(domain)
+        remaining -= run.slices[domain.index]
+    if remaining > 0:
+        return run.not_fit(needed - remaining, needed)
+    return level, chosen
+
+
+def _descend(run: _Run, fit_level: int, chosen: list[Domain]) -> TopologyAssignment | str:
+    """Phases 2b-2d: fill the chosen domains' children level by level, then list the leaves with pods."""
+    tree = run.topo.tree
+    lowest = len(tree.levels) - 1
+    current = _take(run, chosen, run.count, run.slice_size, by_slices=True)
+    level = fit_level
+    while level < min(lowest, run.slice_level):
+        current = _take(run, run.sort([c for d in current for c in d.children]), run.count, run.slice_size,
+                        by_slices=True)
+        level += 1
+    while level < lowest:
+        below: list[Domain] = []
+        for domain in current:
+            below += _take(run, run.sort(domain.children), run.pods[domain.index], 1, by_slices=False)
+        current = below
+        level += 1
+    first = lowest if tree.hostname_lowest else 0
+    kept = sorted((d for d in current if run.pods[d.index] > 0), key=lambda d: d.values)
+    return TopologyAssignment(tree.levels[first:],
+                              tuple(DomainAssignment(d.values[first:], run.pods[d.index]) for d in kept))
+
+
+def _take(run: _Run, domains: Sequence[Domain], count: int, slice_size: int, by_slices: bool) -> list[Domain]:
+    """``updateCountsToMinimumGeneric`` without leaders: fill ``domains`` in order, best-fitting the last."""
+    counts = run.slices if by_slices else run.pods
+    remaining = count // slice_size if by_slices else count
+    taken: list[Domain] = []
+    for i, domain in enumerate(domains):
+        if counts[domain.index] >= remaining:
+            domain = run.best_fit(domains[i:], remaining, by_slices) if not run.least_free else domain
+            if by_slices:
+                run.slices[domain.index] = remaining
+            run.pods[domain.index] = remaining * slice_size if by_slices else remaining
+            taken.append(domain)
+            return taken
+        if by_slices:
+            run.pods[domain.index] = run.slices[domain.index] * slice_size
+        remaining -= counts[domain.index]
+        taken.append(domain)
+    return []  # Kueue logs "unexpected remainingCount" and places nothing
