@@ -22,15 +22,18 @@ from tests.builders.kueue import (
     resource_flavor,
     workload,
 )
-from tests.builders.kueue_tas import RACK, TWO_LEVELS, default_tree, node_views, tas_flavor, topology
+from tests.builders.kueue_tas import HOST, RACK, TWO_LEVELS, default_tree, node_views, tas_flavor, topology
+from tests.builders.manifests import load, manifest, pod
 
 from dratwin.api.kueue import ClusterQueue, Configuration, ResourceFlavor, Topology, Workload
 from dratwin.kueue.cycle import NO_LONGER_FITS, Entry, Snapshot, scheduling_cycle
 from dratwin.kueue.jobs import admitted_job, workload_for_job
 from dratwin.kueue.quota import QuotaTree
 from dratwin.kueue.tas.admission import TasContext, tas_context
-from dratwin.kueue.tas.encoding import decode
+from dratwin.kueue.tas.encoding import decode, gated, node_selectors, ungated
 from dratwin.kueue.usage import WorkloadUsage, workload_usage
+from dratwin.scheduler.profile import Options
+from dratwin.sim.one_shot import OneShot
 
 Wire = dict[str, Any]
 FLAVORS = [tas_flavor("tas"), tas_flavor("plain", topology_name=None), resource_flavor("gpu", {"pool": "gpu"})]
@@ -178,3 +181,39 @@ def test_a_started_job_is_gated_and_carries_its_request() -> None:
     assert template["metadata"]["annotations"] == {"kueue.x-k8s.io/podset-unconstrained-topology": "true"}
     plain = admitted_job(job(), [msgspec.convert(FLAVORS[1], ResourceFlavor)])
     assert isinstance(plain, dict) and "schedulingGates" not in plain["spec"]["template"]["spec"]
+
+
+def test_the_scheduler_twin_places_each_pod_on_its_assigned_host() -> None:
+    """topology_ungater.go: each pod of the PodSet gets its domain's nodeSelector; kube-scheduler then binds
+    it there (the twin's one-shot run over the same nodes)."""
+    tas = _context(levels=(*TWO_LEVELS, HOST))
+    assert tas is not None
+    result = scheduling_cycle(_snapshot([_cq("tas")], tas), [_entry(_workload("w", 3, {"required": RACK}))])
+    [admitted] = result.admitted
+    topology = admitted.assignment.pod_sets[0].topology
+    assert topology is not None
+    selectors = list(node_selectors(topology))
+    pods = [ungated(gated_pod(f"w-{i}"), selector) for i, selector in enumerate(selectors)]
+    loaded = load(manifest(*default_tree(), *pods))
+    OneShot(loaded, Options()).run(loaded.pending)
+    assert [loaded.state.pods[f"default/w-{i}"].pod.spec.node_name for i in range(3)] == \
+        [s[HOST] for s in selectors] == ["x1", "x5", "x6"]
+
+
+def gated_pod(name: str) -> Wire:
+    raw = pod(name, cpu="1")
+    raw["spec"] = gated(raw["spec"])  # type: ignore[arg-type]
+    return raw
+
+
+def test_workloads_admitted_before_take_their_domains() -> None:
+    """tas_flavor.go addUsage: an admitted Workload's stored topologyAssignment is booked on its leaves."""
+    tas = _context()
+    assert tas is not None
+    first = scheduling_cycle(_snapshot([_cq("tas")], tas), [_entry(_workload("w", 2, {"required": RACK}))])
+    stored = _workload("w", 2, {"required": RACK})
+    stored["status"] = {"admission": first.admitted[0].admission_status()}
+    fresh = _context()
+    assert fresh is not None
+    fresh.book_admitted(msgspec.convert(stored, Workload))
+    assert fresh.flavors["tas"].tas_usage == {"b2,r2": {"cpu": 2000, "pods": 2}}

@@ -27,6 +27,7 @@ from dratwin.api.kueue import ClusterQueue, Configuration, PodSet, ResourceFlavo
 from dratwin.kueue.flavors import FIT, NO_FIT, PREEMPT, Assignment, FlavorContext, Mode, PodSetAssignment
 from dratwin.kueue.tas.assign import Gates, PodSetRequest, TopologyAssignment, find_assignment, has_level
 from dratwin.kueue.tas.domains import Amounts, FlavorTopology, NodeView
+from dratwin.kueue.tas.encoding import decode
 from dratwin.kueue.tas.request import explicitly_requests_tas
 from dratwin.scheduler.resources import pod_requests
 
@@ -179,6 +180,19 @@ class TasContext:
     def fits(self, workload: Workload, assignment: Assignment) -> bool:
         """``ClusterQueueSnapshot.Fits``, its TAS part: every domain still takes its pods."""
         return all(self.flavors[f].fits(counts) for f, counts in self.usage(workload, assignment).items())
+
+    def book_admitted(self, workload: Workload) -> None:
+        """Book a Workload admitted before the cycle from its stored ``status.admission`` (the TAS cache's
+        ``addUsage``): each PodSet's topology assignment in its TAS flavor, one pod's requests per slot."""
+        admission = workload.status.get("admission") or {}
+        by_name = {p.name: p for p in workload.spec.pod_sets}
+        for stored in admission.get("podSetAssignments") or []:
+            raw = stored.get("topologyAssignment")
+            pod_set = by_name.get(stored.get("name", ""))
+            flavor = next((f for f in sorted(set((stored.get("flavors") or {}).values())) if f in self.flavors), None)
+            if raw is None or pod_set is None or flavor is None:
+                continue
+            self.flavors[flavor].add_usage(decode(raw).usage(_per_pod(pod_set)))
 
     def book(self, workload: Workload, assignment: Assignment) -> None:
         """An admitted Workload's pods, booked on their domains."""
