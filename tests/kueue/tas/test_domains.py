@@ -22,7 +22,14 @@ from tests.builders.kueue_tas import (
 
 from dratwin.api.kueue import ResourceFlavor, Topology
 from dratwin.kueue.tas.domains import FlavorTopology, count_in
-from dratwin.kueue.tas.shapes import tas_shape_flavor, tas_shape_nodes, tas_shape_topology
+from dratwin.kueue.tas.shapes import (
+    RACK_LABEL,
+    tas_shape_context,
+    tas_shape_flavor,
+    tas_shape_nodes,
+    tas_shape_topology,
+    tas_shape_topology_request,
+)
 
 
 @dataclass(frozen=True)
@@ -128,3 +135,14 @@ def test_usage_is_booked_and_released_per_leaf() -> None:
     assert not topo.fits({"gone": ({"cpu": 1, "pods": 1}, 1)})
     topo.remove_usage({"a": {"cpu": 1000, "pods": 1}})
     assert topo.remaining("a")["cpu"] == 2000
+
+
+def test_tas_shape_requests_and_context() -> None:
+    """runner/generator/generator.go: tasConstraint required / preferred / balanced (a slice request)."""
+    assert tas_shape_topology_request("required") == {"required": RACK_LABEL}
+    assert tas_shape_topology_request("preferred") == {"preferred": RACK_LABEL}
+    assert tas_shape_topology_request("balanced", slice_size=4) == {"podSetSliceRequiredTopology": RACK_LABEL,
+                                                                    "podSetSliceSize": 4}
+    with pytest.raises(ValueError, match="tasConstraint 'spread'"):
+        tas_shape_topology_request("spread")
+    assert len(tas_shape_context(unique_hostnames=True).flavors["tas-flavor"].tree.leaves) == 640

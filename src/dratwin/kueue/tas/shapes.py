@@ -10,11 +10,21 @@ Kueue's generator names a node ``node-b<block>-r<rack>-n<node>`` but labels its 
 level's value, ``node-<node>``, which repeats in every rack: TAS then sees 64 hostname leaves, each holding
 the 10 nodes of that number (960 cpu), under whichever rack it met first. ``unique_hostnames=True`` labels
 each node's hostname with its own name instead, as a real cluster would: 640 leaves in 10 racks.
+
+:func:`tas_shape_context` is the TAS snapshot a benchmark's scheduling cycle takes (``Snapshot.topology``);
+:func:`tas_shape_topology_request` the PodSet request of a workload class.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import msgspec
+
+from dratwin.api.core import Node
+from dratwin.api.kueue import ResourceFlavor, Topology
+from dratwin.kueue.tas.admission import TasContext, tas_context
+from dratwin.kueue.tas.domains import NodeView
 
 BLOCK_LABEL = "cloud.provider.com/topology-block"
 RACK_LABEL = "cloud.provider.com/topology-rack"
@@ -50,3 +60,25 @@ def tas_shape_topology() -> Raw:
 def tas_shape_flavor() -> Raw:
     return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": FLAVOR_NAME},
             "spec": {"nodeLabels": {NODE_GROUP_LABEL: "tas"}, "topologyName": TOPOLOGY_NAME}}
+
+
+def tas_shape_topology_request(constraint: str, level: str = RACK_LABEL, slice_size: int = 0) -> Raw:
+    """A workload class's ``topologyRequest`` as the generator writes it (``tasConstraint``): ``required`` and
+    ``preferred`` at the level; ``balanced`` is a slice request at the level (with the class's
+    ``sliceSize`` when set), not Kueue's balanced placement: Kueue places it as a slice-only request."""
+    if constraint == "required":
+        return {"required": level}
+    if constraint == "preferred":
+        return {"preferred": level}
+    if constraint == "balanced":
+        return {"podSetSliceRequiredTopology": level, **({"podSetSliceSize": slice_size} if slice_size > 0 else {})}
+    raise ValueError(f"tasConstraint {constraint!r}: the generator knows required, preferred and balanced")
+
+
+def tas_shape_context(unique_hostnames: bool = False) -> TasContext:
+    """The TAS snapshot of the shape's flavor over its 640 nodes, nothing booked yet."""
+    nodes = [NodeView(msgspec.convert(n, Node)) for n in tas_shape_nodes(unique_hostnames=unique_hostnames)]
+    context = tas_context([msgspec.convert(tas_shape_flavor(), ResourceFlavor)],
+                          [msgspec.convert(tas_shape_topology(), Topology)], nodes)
+    assert context is not None  # the flavor has a topology and TAS is on by default
+    return context
