@@ -59,6 +59,7 @@ from dratwin.kueue.tas.request import (
     PREFERRED_ANNOTATION,
     REQUIRED_ANNOTATION,
     UNCONSTRAINED_ANNOTATION,
+    annotation_problems,
     topology_request,
 )
 
@@ -164,6 +165,10 @@ def workload_for_job(job: Mapping[str, Any], priorities: Priorities = NO_PRIORIT
     minimum = (meta.get("annotations") or {}).get(MIN_PARALLELISM_ANNOTATION)
     if isinstance(minimum, str) and minimum.isdigit():
         pod_set["minCount"] = int(minimum)
+    problems = annotation_problems((template.get("metadata") or {}).get("annotations") or {}, count)
+    if problems:
+        return NotQueued("Kueue's webhook refuses the Job: " + "; ".join(
+            f"spec.template.metadata.annotations{f'[{key}]' if key else ''}: {problem}" for key, problem in problems))
     refused = _with_topology_request(pod_set, template, JOB_COMPLETION_INDEX)
     if refused is not None:
         return refused

@@ -27,7 +27,7 @@ from tests.builders.manifests import load, manifest, pod
 
 from dratwin.api.kueue import ClusterQueue, Configuration, ResourceFlavor, Topology, Workload
 from dratwin.kueue.cycle import NO_LONGER_FITS, Entry, Snapshot, scheduling_cycle
-from dratwin.kueue.jobs import admitted_job, workload_for_job
+from dratwin.kueue.jobs import NotQueued, admitted_job, workload_for_job
 from dratwin.kueue.quota import QuotaTree
 from dratwin.kueue.tas.admission import TasContext, tas_context
 from dratwin.kueue.tas.encoding import decode, gated, node_selectors, ungated
@@ -217,3 +217,14 @@ def test_workloads_admitted_before_take_their_domains() -> None:
     assert fresh is not None
     fresh.book_admitted(msgspec.convert(stored, Workload))
     assert fresh.flavors["tas"].tas_usage == {"b2,r2": {"cpu": 2000, "pods": 2}}
+
+
+def test_kueue_s_webhook_refuses_bad_topology_annotations() -> None:
+    """job_webhook.go ValidateTASPodSetRequest: the Job is refused, so no Workload is made."""
+    refused = job(parallelism=2)
+    refused["spec"]["template"]["metadata"] = {"annotations": {"kueue.x-k8s.io/podset-slice-required-topology": RACK}}
+    made = workload_for_job(refused)
+    assert isinstance(made, NotQueued)
+    assert made.reason == ("Kueue's webhook refuses the Job: spec.template.metadata.annotations"
+                           "[kueue.x-k8s.io/podset-slice-size]: must be set when "
+                           "'kueue.x-k8s.io/podset-slice-required-topology' is specified")

@@ -10,8 +10,10 @@ import msgspec
 import pytest
 
 from dratwin.api.kueue import PodSetTopologyRequest
+from dratwin.api.validation_formats import label_key
 from dratwin.kueue.tas.request import (
     JOB_COMPLETION_INDEX,
+    annotation_problems,
     explicitly_requests_tas,
     is_tas_pod,
     slice_layers,
@@ -75,3 +77,28 @@ def test_slice_layers_and_tas_pods() -> None:
     assert slice_layers(multi) == [(BLOCK, 8), (RACK, 4)]
     assert slice_layers(msgspec.convert({"podSetSliceRequiredTopology": RACK}, PodSetTopologyRequest)) == [(RACK, 0)]
     assert is_tas_pod({UNCONSTRAINED: "false"}) and is_tas_pod({SLICE: RACK}) and not is_tas_pod({GROUP: "g"})
+
+
+PROBLEMS: list[tuple[str, dict[str, str], list[tuple[str, str]]]] = [
+    ("one topology annotation is fine", {REQUIRED: RACK}, []),
+    ("two of required, preferred and unconstrained", {REQUIRED: RACK, PREFERRED: RACK},
+     [("", f'must not contain more than one topology annotation: ["{REQUIRED}", "{PREFERRED}", "{UNCONSTRAINED}"]')]),
+    ("a level that is not a label name", {REQUIRED: "bad label!"},
+     [(REQUIRED, problem) for problem in label_key("bad label!")]),
+    ("a group needs required or preferred, and no slices", {GROUP: "7", SLICE: RACK, SLICE_SIZE: "2"},
+     [(GROUP, "'7': must not be a number"), (GROUP, f"may not be set when '{SLICE_SIZE}' is specified"),
+      (GROUP, f"may not be set when '{SLICE}' is specified"),
+      (GROUP, f"may not be set when neither '{PREFERRED}' nor '{REQUIRED}' is specified")]),
+    ("unconstrained must be a boolean", {UNCONSTRAINED: "yes"}, [(UNCONSTRAINED, "'yes': must be a boolean value")]),
+    ("a slice size above the count, and without its level", {SLICE_SIZE: "8"},
+     [(SLICE_SIZE, "'8': must not be greater than pod set count 4"),
+      (SLICE_SIZE, f"may not be set when '{SLICE}' is not specified")]),
+    ("a slice level needs its size", {SLICE: RACK}, [(SLICE_SIZE, f"must be set when '{SLICE}' is specified")]),
+    ("a slice size below 1", {SLICE: RACK, SLICE_SIZE: "0"}, [(SLICE_SIZE, "'0': must be greater than or equal to 1")]),
+]
+
+
+@pytest.mark.parametrize(("name", "annotations", "expected"), PROBLEMS, ids=[c[0] for c in PROBLEMS])
+def test_annotation_problems(name: str, annotations: dict[str, str], expected: list[tuple[str, str]]) -> None:
+    """jobframework/tas_validation.go ValidateTASPodSetRequest and ValidateSliceSizeAnnotationUpperBound."""
+    assert annotation_problems(annotations, count=4) == expected

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dratwin.api.kueue import PodSetTopologyRequest
+from dratwin.api.validation_formats import label_key
 
 REQUIRED_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
@@ -80,6 +81,46 @@ def topology_request(annotations: Mapping[str, str], pod_index_label: str | None
     if group is not None and (required is not None or preferred is not None):
         request["podSetGroupName"] = group
     return request
+
+
+def annotation_problems(annotations: Mapping[str, str], count: int | None = None) -> list[tuple[str, str]]:
+    """What Kueue's job webhook refuses in a pod template's TAS annotations (``ValidateTASPodSetRequest``,
+    ``ValidateSliceSizeAnnotationUpperBound``): (annotation, problem), "" naming the annotations as a whole."""
+    found = [key for key in (REQUIRED_ANNOTATION, PREFERRED_ANNOTATION, UNCONSTRAINED_ANNOTATION) if key in annotations]
+    problems: list[tuple[str, str]] = []
+    if len(found) > 1:
+        problems.append(("", f'must not contain more than one topology annotation: ["{REQUIRED_ANNOTATION}", '
+                             f'"{PREFERRED_ANNOTATION}", "{UNCONSTRAINED_ANNOTATION}"]'))
+    for key in (REQUIRED_ANNOTATION, PREFERRED_ANNOTATION, SLICE_TOPOLOGY_ANNOTATION):
+        if key in annotations:
+            problems += [(key, problem) for problem in label_key(annotations[key])]
+    group = annotations.get(GROUP_NAME_ANNOTATION)
+    if group is not None:
+        if group.isdigit():
+            problems.append((GROUP_NAME_ANNOTATION, f"{group!r}: must not be a number"))
+        for key in (SLICE_SIZE_ANNOTATION, SLICE_TOPOLOGY_ANNOTATION):
+            if key in annotations:
+                problems.append((GROUP_NAME_ANNOTATION, f"may not be set when '{key}' is specified"))
+        if REQUIRED_ANNOTATION not in annotations and PREFERRED_ANNOTATION not in annotations:
+            problems.append((GROUP_NAME_ANNOTATION, f"may not be set when neither '{PREFERRED_ANNOTATION}' nor "
+                                                    f"'{REQUIRED_ANNOTATION}' is specified"))
+    unconstrained = annotations.get(UNCONSTRAINED_ANNOTATION)
+    if unconstrained is not None and _parse_bool(unconstrained) is None:
+        problems.append((UNCONSTRAINED_ANNOTATION, f"{unconstrained!r}: must be a boolean value"))
+    size = annotations.get(SLICE_SIZE_ANNOTATION)
+    if size is not None:
+        if not size.lstrip("-").isdigit():
+            problems.append((SLICE_SIZE_ANNOTATION, f"{size!r}: must be a numeric value"))
+        elif int(size) < 1:
+            problems.append((SLICE_SIZE_ANNOTATION, f"{size!r}: must be greater than or equal to 1"))
+        elif count is not None and int(size) > count:
+            problems.append((SLICE_SIZE_ANNOTATION, f"{size!r}: must not be greater than pod set count {count}"))
+        if SLICE_TOPOLOGY_ANNOTATION not in annotations:
+            problems.append((SLICE_SIZE_ANNOTATION, f"may not be set when '{SLICE_TOPOLOGY_ANNOTATION}' is not "
+                                                    "specified"))
+    elif SLICE_TOPOLOGY_ANNOTATION in annotations:
+        problems.append((SLICE_SIZE_ANNOTATION, f"must be set when '{SLICE_TOPOLOGY_ANNOTATION}' is specified"))
+    return problems
 
 
 def _parse_bool(text: str) -> bool | None:
