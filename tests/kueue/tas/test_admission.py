@@ -228,3 +228,19 @@ def test_kueue_s_webhook_refuses_bad_topology_annotations() -> None:
     assert made.reason == ("Kueue's webhook refuses the Job: spec.template.metadata.annotations"
                            "[kueue.x-k8s.io/podset-slice-size]: must be set when "
                            "'kueue.x-k8s.io/podset-slice-required-topology' is specified")
+
+
+def test_a_pod_set_group_is_placed_together() -> None:
+    """tas_flavor_snapshot.go FindTopologyAssignmentsForFlavor: PodSets of one podSetGroupName are one unit,
+    the one-pod PodSet leading (findLeaderAndWorkers); both land in the one rack that holds them all."""
+    grouped = {"required": RACK, "podSetGroupName": "g"}
+    wire = workload("lws", pod_set("leader", 1, pod_spec(container({"cpu": "1"})), topologyRequest=grouped),
+                    pod_set("workers", 2, pod_spec(container({"cpu": "1"})), topologyRequest=grouped))
+    tas = _context()
+    assert tas is not None
+    result = scheduling_cycle(_snapshot([_cq("tas")], tas), [_entry(wire)])
+    [admitted] = result.admitted
+    placed = {p.name: [(d.values, d.count) for d in p.topology.domains] for p in admitted.assignment.pod_sets
+              if p.topology is not None}
+    assert placed == {"leader": [(("b1", "r2"), 1)], "workers": [(("b1", "r2"), 2)]}
+    assert tas.flavors["tas"].tas_usage["b1,r2"] == {"cpu": 3000, "pods": 3}

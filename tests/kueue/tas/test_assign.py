@@ -24,7 +24,13 @@ from tests.builders.kueue_tas import (
     tas_node,
 )
 
-from dratwin.kueue.tas.assign import Gates, PodSetRequest, TopologyAssignment, find_assignment
+from dratwin.kueue.tas.assign import (
+    Gates,
+    PodSetRequest,
+    TopologyAssignment,
+    find_assignment,
+    find_group_assignment,
+)
 
 Nodes = Callable[[], list[dict[str, Any]]]
 
@@ -197,3 +203,57 @@ def test_assumed_usage_and_an_empty_cluster() -> None:
     empty = find_assignment(topo, request(2, required=RACK), simulate_empty=True)
     assert isinstance(empty, TopologyAssignment)
     assert [(d.values, d.count) for d in empty.domains] == [(("b2", "r2"), 2)]
+
+
+@dataclass(frozen=True)
+class GroupCase:
+    name: str
+    cite: str
+    nodes: Nodes
+    levels: tuple[str, ...]
+    workers: PodSetRequest
+    leader: PodSetRequest
+    pods: list[dict[str, Any]] = field(default_factory=list)
+    placed_workers: list[tuple[tuple[str, ...], int]] = field(default_factory=list)
+    placed_leader: list[tuple[tuple[str, ...], int]] = field(default_factory=list)
+    reason: str = ""
+
+
+GROUPS = [
+    GroupCase("the leader goes where it costs the workers least room",
+              "tas_cache_test.go 'find topology assignment for grouped podsets preserves worker capacity when "
+              "placing leader'",
+              lambda: [tas_node("h1", rack="r1", cpu="2"), tas_node("h2", rack="r1", cpu="4"),
+                       tas_node("h3", rack="r1", cpu="3")], (RACK, HOST),
+              request(4, cpu=2000, required=RACK), request(1, cpu=1000, required=RACK),
+              placed_workers=[(("h1",), 1), (("h2",), 2), (("h3",), 1)], placed_leader=[(("h3",), 1)]),
+    GroupCase("a rack where the workers fit only without the leader is skipped",
+              "tas_cache_test.go 'find topology assignment for grouped podsets skips domain where only workers "
+              "fit without leader'",
+              lambda: [tas_node("small-used", "b1", "small", cpu="2800m"), tas_node("small-free", "b1", "small",
+                                                                                     cpu="2800m"),
+                       tas_node("large-free", "b1", "large", cpu="6")], THREE_LEVELS,
+              request(1, cpu=2500, required=RACK), request(1, cpu=2500, required=RACK),
+              pods=[bound_pod("filler", "small-used", cpu="2500m")],
+              placed_workers=[(("large-free",), 1)], placed_leader=[(("large-free",), 1)]),
+    GroupCase("no room for the leader: no placement, the message counting the workers alone (Kueue's wording)",
+              "tas_cache_test.go 'find topology assignment for two podsets with the same group - leader does not "
+              "fit anywhere' ('allows to fit only 4 out of 4 pod(s)')",
+              lambda: [tas_node("h1", rack="r1", cpu="2"), tas_node("h2", rack="r1", cpu="2")], (RACK, HOST),
+              request(2, cpu=2000, required=RACK), request(1, cpu=1000, required=RACK),
+              reason='topology "default" allows to fit only 2 out of 2 pod(s)'),
+]
+
+
+@pytest.mark.parametrize("case", GROUPS, ids=lambda c: c.name)
+def test_group_assignment(case: GroupCase) -> None:
+    topo = flavor_topology(case.nodes(), case.levels, case.pods)
+    found = find_group_assignment(topo, case.workers, case.leader)
+    if case.reason:
+        assert found == case.reason
+        return
+    assert not isinstance(found, str), found
+    workers, leader = found
+    assert leader is not None
+    assert [(d.values, d.count) for d in workers.domains] == case.placed_workers
+    assert [(d.values, d.count) for d in leader.domains] == case.placed_leader

@@ -130,9 +130,9 @@ def test_usage_is_booked_and_released_per_leaf() -> None:
     topo.add_usage({"a": {"cpu": 1000, "pods": 1}, "gone": {"cpu": 1000, "pods": 1}})
     assert topo.remaining("a") == {"cpu": 1000, "memory": 1 << 30, "pods": 9}
     assert topo.remaining("a", simulate_empty=True)["cpu"] == 2000
-    assert topo.fits({"a": ({"cpu": 1000, "pods": 1}, 1)})
-    assert not topo.fits({"a": ({"cpu": 1000, "pods": 1}, 2)})
-    assert not topo.fits({"gone": ({"cpu": 1, "pods": 1}, 1)})
+    assert topo.fits([("a", {"cpu": 1000, "pods": 1}, 1)])
+    assert not topo.fits([("a", {"cpu": 1000, "pods": 1}, 2)])
+    assert not topo.fits([("gone", {"cpu": 1, "pods": 1}, 1)])
     topo.remove_usage({"a": {"cpu": 1000, "pods": 1}})
     assert topo.remaining("a")["cpu"] == 2000
 

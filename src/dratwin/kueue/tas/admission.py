@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from dratwin.api.core import Pod
 from dratwin.api.kueue import ClusterQueue, Configuration, PodSet, ResourceFlavor, ResourceGroup, Topology, Workload
 from dratwin.kueue.flavors import FIT, NO_FIT, PREEMPT, Assignment, FlavorContext, Mode, PodSetAssignment
-from dratwin.kueue.tas.assign import Gates, PodSetRequest, TopologyAssignment, find_assignment, has_level
+from dratwin.kueue.tas.assign import Gates, PodSetRequest, TopologyAssignment, find_group_assignment, has_level
 from dratwin.kueue.tas.domains import Amounts, FlavorTopology, NodeView
 from dratwin.kueue.tas.encoding import decode
 from dratwin.kueue.tas.request import explicitly_requests_tas
@@ -145,36 +145,39 @@ class TasContext:
 
     def _find(self, requests: Mapping[str, list[PodSetRequest]],
               simulate_empty: bool) -> tuple[tuple[str, str] | None, dict[str, TopologyAssignment]]:
-        """``FindTopologyAssignmentsForWorkload``: flavors in name order, PodSets in order, each with the
-        usage of the PodSets placed before it in the same flavor assumed; the first failure ends it."""
+        """``FindTopologyAssignmentsForWorkload``: flavors in name order, PodSets (or PodSet groups, a one-pod
+        leader with its workers) in order, each with the usage of those placed before it in the same flavor
+        assumed; the first failure ends it."""
         placed: dict[str, TopologyAssignment] = {}
         for flavor in sorted(requests):
             topology = self.flavors[flavor]
             assumed: dict[str, Amounts] = {}
-            for request in requests[flavor]:
-                if request.request is not None and request.request.pod_set_group_name is not None:
-                    return (request.name, "PodSet groups (podSetGroupName) in topology-aware scheduling are "
-                                          "not modelled by dratwin"), placed
-                found = find_assignment(topology, request, assumed, simulate_empty, self.gates)
+            for group in _groups(requests[flavor]):
+                workers, leader = _leader_and_workers(group)
+                found = find_group_assignment(topology, workers, leader, assumed, simulate_empty, self.gates)
                 if isinstance(found, str):
-                    return (request.name, found), placed
-                placed[request.name] = found
-                for leaf, amounts in found.usage(request.per_pod).items():
-                    into = assumed.setdefault(leaf, {})
-                    for resource, amount in amounts.items():
-                        into[resource] = into.get(resource, 0) + amount
+                    return (group[0].name, found), placed
+                placed[workers.name] = found[0]
+                if leader is not None and found[1] is not None:
+                    placed[leader.name] = found[1]
+                for request in group[:2]:
+                    for leaf, amounts in placed[request.name].usage(request.per_pod).items():
+                        into = assumed.setdefault(leaf, {})
+                        for resource, amount in amounts.items():
+                            into[resource] = into.get(resource, 0) + amount
         return None, placed
 
     # ---- the cycle -------------------------------------------------------------------------------
 
-    def usage(self, workload: Workload, assignment: Assignment) -> dict[str, dict[str, tuple[Amounts, int]]]:
-        """The pods an assignment puts on each leaf, per TAS flavor: (one pod's requests, count)."""
-        out: dict[str, dict[str, tuple[Amounts, int]]] = {}
+    def usage(self, workload: Workload, assignment: Assignment) -> dict[str, list[tuple[str, Amounts, int]]]:
+        """The pods an assignment puts on its leaves, per TAS flavor: (leaf, one pod's requests, count) per
+        PodSet and domain (``ComputeTASNetUsage``)."""
+        out: dict[str, list[tuple[str, Amounts, int]]] = {}
         for pod_set, placed in zip(workload.spec.pod_sets, assignment.pod_sets, strict=True):
             if placed.topology is None:
                 continue
             flavor = next(f for f in sorted(set(placed.flavors.values())) if f in self.flavors)
-            out.setdefault(flavor, {}).update(placed.topology.counts(_per_pod(pod_set)))
+            out.setdefault(flavor, []).extend(placed.topology.counts(_per_pod(pod_set)))
         return out
 
     def fits(self, workload: Workload, assignment: Assignment) -> bool:
@@ -197,8 +200,31 @@ class TasContext:
     def book(self, workload: Workload, assignment: Assignment) -> None:
         """An admitted Workload's pods, booked on their domains."""
         for flavor, counts in self.usage(workload, assignment).items():
-            self.flavors[flavor].add_usage(
-                {leaf: {r: a * n for r, a in per_pod.items()} for leaf, (per_pod, n) in counts.items()})
+            booked: dict[str, Amounts] = {}
+            for leaf, per_pod, n in counts:
+                into = booked.setdefault(leaf, {})
+                for resource, amount in per_pod.items():
+                    into[resource] = into.get(resource, 0) + amount * n
+            self.flavors[flavor].add_usage(booked)
+
+
+def _groups(requests: Sequence[PodSetRequest]) -> list[list[PodSetRequest]]:
+    """The PodSets by ``podSetGroupName`` (a PodSet without one is a group of its own), in first-seen order."""
+    groups: dict[str, list[PodSetRequest]] = {}
+    for i, request in enumerate(requests):
+        name = request.request.pod_set_group_name if request.request is not None else None
+        groups.setdefault(f"#{i}" if name is None else name, []).append(request)
+    return list(groups.values())
+
+
+def _leader_and_workers(group: Sequence[PodSetRequest]) -> tuple[PodSetRequest, PodSetRequest | None]:
+    """``findLeaderAndWorkers``: of two grouped PodSets the one with fewer pods leads (the second on a tie)."""
+    if len(group) < 2:
+        return group[0], None
+    workers, leader = group[0], group[1]
+    if leader.count > workers.count:
+        workers, leader = leader, workers
+    return workers, leader
 
 
 def _per_pod(pod_set: PodSet) -> Amounts:

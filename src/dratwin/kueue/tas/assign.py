@@ -1,7 +1,7 @@
 """The topology assignment of a PodSet: which domains its pods go to, or why they cannot fit.
 
 The twin of ``TASFlavorSnapshot.findTopologyAssignment`` (``pkg/cache/scheduler/tas_flavor_snapshot.go`` at
-Kueue ``ff69552``), for PodSets without a leader:
+Kueue ``ff69552``):
 
 1. **counts**: every leaf the pods may use (when the lowest level is ``kubernetes.io/hostname``, nodes whose
    NoSchedule/NoExecute taints the pod and the flavor do not tolerate, or that the pod's nodeSelector or
@@ -20,11 +20,15 @@ Kueue ``ff69552``), for PodSets without a leader:
 4. the leaves with pods, in name order, are the assignment (only the hostname level when the topology
    ends with it).
 
+A PodSet group (``podSetGroupName``: a one-pod leader and its workers) is placed together: each leaf also
+records whether the leader fits and how many workers fit beside it; domains that can hold the leader sort
+first and the leader's domain is taken first where it leaves the workers enough room.
+
 A "no" is Kueue's message: ``topology "T" doesn't allow to fit any of N pod(s)`` or ``... allows to fit
 only K out of N pod(s)``, with the excluded nodes counted by cause. Balanced placement
 (``TASBalancedPlacement``, alpha, off), preferred node affinity (``TASRespectNodeAffinityPreferred``, alpha,
-off), leaders of PodSet groups and multi-layer slices are not modelled; a request that needs them gets a
-"not modelled" reason, never a made-up placement.
+off) and multi-layer slices are not modelled; a request that needs multi-layer slices gets a "not
+modelled" reason, never a made-up placement.
 """
 
 from __future__ import annotations
@@ -67,8 +71,9 @@ class TopologyAssignment:
         return {domain_id(d.values): {name: amount * d.count for name, amount in per_pod.items()}
                 for d in self.domains}
 
-    def counts(self, per_pod: Mapping[str, int]) -> dict[str, tuple[Amounts, int]]:
-        return {domain_id(d.values): (dict(per_pod), d.count) for d in self.domains}
+    def counts(self, per_pod: Mapping[str, int]) -> list[tuple[str, Amounts, int]]:
+        """``TopologyDomainRequests``: (leaf, one pod's requests, pods there) per domain."""
+        return [(domain_id(d.values), dict(per_pod), d.count) for d in self.domains]
 
 
 @dataclass(frozen=True)
@@ -116,7 +121,8 @@ class Exclusions:
 
 @dataclass
 class _Run:
-    """The scratch state of one assignment run (Kueue's per-snapshot ``domainStates``)."""
+    """The scratch state of one assignment run (Kueue's per-snapshot ``domainStates``). With a leader, the
+    ``*_wl`` counts are the workers that still fit where the leader is placed too."""
 
     topo: FlavorTopology
     count: int
@@ -125,21 +131,41 @@ class _Run:
     required: bool
     unconstrained: bool
     least_free: bool
-    pods: list[int]
-    slices: list[int]
+    size: int
+    leader_count: int = 0  # 1 when a leader PodSet is placed with the workers
     stats: Exclusions = field(default_factory=Exclusions)
+    pods: list[int] = field(default_factory=list)
+    slices: list[int] = field(default_factory=list)
+    pods_wl: list[int] = field(default_factory=list)
+    slices_wl: list[int] = field(default_factory=list)
+    leaders: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.pods, self.slices, self.pods_wl, self.slices_wl, self.leaders = ([0] * self.size for _ in range(5))
 
     def sort(self, domains: Sequence[Domain]) -> list[Domain]:
         """``sortedDomains``: BestFit by slices descending, LeastFreeCapacity ascending; then fewer pods; then name."""
         sign = 1 if self.least_free else -1
         return sorted(domains, key=lambda d: (sign * self.slices[d.index], self.pods[d.index], d.values))
 
-    def best_fit(self, domains: Sequence[Domain], needed: int, by_slices: bool) -> Domain:
-        """``findBestFitDomainBy``: the first domain with the fewest units that still holds ``needed``."""
-        counts = self.slices if by_slices else self.pods
+    def sort_with_leader(self, domains: Sequence[Domain]) -> list[Domain]:
+        """``sortedDomainsWithLeader``: domains that hold a leader first, then as :meth:`sort` with the leader."""
+        sign = 1 if self.least_free else -1
+        return sorted(domains, key=lambda d: (-self.leaders[d.index], sign * self.slices_wl[d.index],
+                                              self.pods_wl[d.index], d.values))
+
+    def best_fit(self, domains: Sequence[Domain], needed: int, by_slices: bool, leaders: int = 0) -> Domain:
+        """``findBestFitDomainBy``: the first domain with the fewest units that still holds ``needed`` (and the
+        leaders); the first domain when none does."""
+        if leaders > 0:
+            counts = self.slices_wl if by_slices else self.pods_wl
+        else:
+            counts = self.slices if by_slices else self.pods
         best, best_count = domains[0], _MAX_COUNT
         found = False
         for domain in domains:
+            if self.leaders[domain.index] < leaders:
+                continue
             units = counts[domain.index]
             if needed <= units < best_count:
                 best, best_count, found = domain, units, True
@@ -193,6 +219,14 @@ def find_assignment(topo: FlavorTopology, ps: PodSetRequest, assumed: Mapping[st
                     simulate_empty: bool = False, gates: Gates = Gates()) -> TopologyAssignment | str:
     """The assignment of ``ps`` in ``topo`` (``assumed``: usage of earlier PodSets of the same Workload), or
     the reason it cannot be placed, in Kueue's words."""
+    found = find_group_assignment(topo, ps, None, assumed, simulate_empty, gates)
+    return found if isinstance(found, str) else found[0]
+
+
+def find_group_assignment(topo: FlavorTopology, ps: PodSetRequest, leader: PodSetRequest | None,
+                          assumed: Mapping[str, Amounts] | None = None, simulate_empty: bool = False,
+                          gates: Gates = Gates()) -> tuple[TopologyAssignment, TopologyAssignment | None] | str:
+    """The workers' assignment and, for a PodSet group, its one-pod leader's, placed together."""
     tree = topo.tree
     layers = slice_layers(ps.request)
     slice_size = layers[0][1] if layers else 1
@@ -215,12 +249,13 @@ def find_assignment(topo: FlavorTopology, ps: PodSetRequest, assumed: Mapping[st
     request = ps.request
     unconstrained = bool(request is not None and request.unconstrained) or ps.implied or _slice_only(request)
     run = _Run(topo, ps.count, slice_size, slice_level, required=request is not None and request.required is not None,
-               unconstrained=unconstrained, least_free=unconstrained and gates.profile_mixed,
-               pods=[0] * tree.size, slices=[0] * tree.size)
+               unconstrained=unconstrained, least_free=unconstrained and gates.profile_mixed, size=tree.size,
+               leader_count=1 if leader is not None else 0)
     leaves = _feasible_leaves(run, ps)
     if isinstance(leaves, str):
         return leaves
-    _fill_counts(run, leaves, ps.per_pod, assumed or {}, simulate_empty)
+    _fill_counts(run, leaves, ps.per_pod, leader.per_pod if leader is not None else None, assumed or {},
+                 simulate_empty)
     found = _level_with_fit(run, level)
     if isinstance(found, str):
         return found
@@ -266,9 +301,10 @@ def _feasible_leaves(run: _Run, ps: PodSetRequest) -> list[Leaf] | str:
     return out
 
 
-def _fill_counts(run: _Run, leaves: Sequence[Leaf], per_pod: Mapping[str, int], assumed: Mapping[str, Amounts],
-                 simulate_empty: bool) -> None:
-    """Phase 1 (``fillInCounts``): pods per leaf, summed up the tree; slices at and above the slice level."""
+def _fill_counts(run: _Run, leaves: Sequence[Leaf], per_pod: Mapping[str, int], leader: Mapping[str, int] | None,
+                 assumed: Mapping[str, Amounts], simulate_empty: bool) -> None:
+    """Phase 1 (``fillInCounts``): pods per leaf, summed up the tree; slices at and above the slice level.
+    With a leader: whether a leaf holds it, and the workers that fit beside it."""
     asked = sorted(per_pod.items())  # by name: count_in's tie-break
     free, booked = run.topo.free, {} if simulate_empty else run.topo.tas_usage
     nothing: Amounts = {}
@@ -286,94 +322,185 @@ def _fill_counts(run: _Run, leaves: Sequence[Leaf], per_pod: Mapping[str, int], 
                 fitting, limiting = count, name
         if not limiting:
             fitting, limiting = count_in(per_pod, {})  # nothing asked but zeros: count_in's own answer
-        run.pods[leaf.index] = fitting
+        i = leaf.index
+        run.pods[i] = run.pods_wl[i] = fitting
         if fitting == 0 and limiting:
             run.stats.resources[limiting] = run.stats.resources.get(limiting, 0) + 1
+        if leader is not None:
+            left_over = {name: leaf_free.get(name, 0) - leaf_booked.get(name, 0) - leaf_assumed.get(name, 0)
+                         for name in {*leaf_free, *per_pod, *leader}}
+            if count_in(leader, left_over)[0] > 0:
+                run.leaders[i] = 1
+                for name, amount in leader.items():
+                    left_over[name] = left_over.get(name, 0) - amount
+            run.pods_wl[i] = count_in(per_pod, left_over)[0]
     per_level = run.topo.tree.per_level
     lowest = len(per_level) - 1
     for level in range(lowest, -1, -1):
         for domain in per_level[level].values():
             i = domain.index
             if level < lowest:
-                run.pods[i] = sum(run.pods[c.index] for c in domain.children)
-                run.slices[i] = sum(run.slices[c.index] for c in domain.children)
+                _roll_up(run, domain)
             if level == run.slice_level:
                 run.slices[i] = run.pods[i] // run.slice_size
+                run.slices_wl[i] = run.pods_wl[i] // run.slice_size
+
+
+def _roll_up(run: _Run, domain: Domain) -> None:
+    """``fillInCountsHelper`` for a parent: sums, and with a leader the smallest loss a child holding it costs."""
+    i, children = domain.index, domain.children
+    pods, slices = run.pods, run.slices
+    run.pods[i] = sum(pods[c.index] for c in children)
+    run.slices[i] = sum(slices[c.index] for c in children)
+    if run.leader_count == 0:  # without a leader the counts "with the leader" are the counts
+        run.pods_wl[i], run.slices_wl[i] = run.pods[i], run.slices[i]
+        return
+    run.leaders[i] = max(run.leaders[c.index] for c in children)
+    holders = [c.index for c in children if run.leader_count == 0 or run.leaders[c.index] > 0]
+    if holders:
+        run.pods_wl[i] = run.pods[i] - min(run.pods[c] - run.pods_wl[c] for c in holders)
+        run.slices_wl[i] = run.slices[i] - min(run.slices[c] - run.slices_wl[c] for c in holders)
+    else:
+        run.pods_wl[i] = run.slices_wl[i] = 0
 
 
 def _level_with_fit(run: _Run, level: int) -> tuple[int, list[Domain]] | str:
-    """Phase 2a (``findLevelWithFitDomains``): the level and the domains that take every slice."""
+    """Phase 2a (``findLevelWithFitDomains``): the level and the domains that take every slice (and the leader)."""
     domains = list(run.topo.tree.per_level[level].values())
     if not domains:
         return f"no topology domains at level: {run.topo.tree.levels[level]}"
-    ordered = run.sort(domains)
-    needed = run.count // run.slice_size
+    ordered = run.sort_with_leader(domains)
+    needed, leaders = run.count // run.slice_size, run.leader_count
+    slices, slices_wl, held = run.slices, run.slices_wl, run.leaders
     top = ordered[0]
-    if not run.least_free and run.slices[top.index] >= needed:
-        top = run.best_fit(ordered, needed, by_slices=True)
+    if not run.least_free and slices_wl[top.index] >= needed and held[top.index] >= leaders:
+        top = run.best_fit(ordered, needed, True, leaders)
     if run.least_free:
         for domain in ordered:
-            if run.slices[domain.index] >= needed:
+            if leaders > 0 and held[domain.index] < leaders:
+                continue
+            if (slices_wl if leaders > 0 else slices)[domain.index] >= needed:
                 return level, [domain]
         if run.required:
             return run.not_fit(run.pods[ordered[-1].index], needed)
-    if run.slices[top.index] >= needed:
+    if slices_wl[top.index] >= needed and held[top.index] >= leaders:
         return level, [top]
     if run.required:
-        return run.not_fit(run.slices[top.index], needed)
+        return run.not_fit(slices[top.index], needed)
     if level > 0 and not run.unconstrained:
         return _level_with_fit(run, level - 1)
     chosen: list[Domain] = []
-    remaining = needed
-    for i, domain in enumerate(ordered):
+    remaining, leaders_left = needed, leaders
+    ordered = _leader_first(run, ordered, run.count, leaders, run.slice_size, by_slices=True)
+    i = 0
+    while leaders_left > 0 and i < len(ordered) and held[ordered[i].index] > 0:  # the leader's domain first
+        domain = ordered[i]
+        if not run.least_free and slices_wl[domain.index] >= remaining:
+            domain = run.best_fit(ordered[i:], remaining, True, leaders_left)
+        chosen.append(domain)
+        leaders_left -= held[domain.index]
+        remaining -= slices_wl[domain.index]
+        i += 1
+    if leaders_left > 0:
+        return run.not_fit(leaders - leaders_left, needed)
+    rest = run.sort(ordered[i:])
+    for j, domain in enumerate(rest):
         if remaining <= 0:
             break
-        if not run.least_free and run.slices[domain.index] >= remaining:
-            domain = run.best_fit(ordered[i:], remaining, by_slices=True)
+        if not run.least_free and slices[domain.index] >= remaining:
+            domain = run.best_fit(rest[j:], remaining, True)
         chosen.append(domain)
-        remaining -= run.slices[domain.index]
+        remaining -= slices[domain.index]
     if remaining > 0:
         return run.not_fit(needed - remaining, needed)
     return level, chosen
 
 
-def _descend(run: _Run, fit_level: int, chosen: list[Domain]) -> TopologyAssignment | str:
-    """Phases 2b-2d: fill the chosen domains' children level by level, then list the leaves with pods."""
+def _descend(run: _Run, fit_level: int, chosen: list[Domain]) -> tuple[TopologyAssignment, TopologyAssignment | None]:
+    """Phases 2b-2d: fill the chosen domains' children level by level, then list the leaves with pods (the
+    leader's leaf apart)."""
     tree = run.topo.tree
     lowest = len(tree.levels) - 1
-    current = _take(run, chosen, run.count, run.slice_size, by_slices=True)
+    current = _take(run, chosen, run.count, run.leader_count, run.slice_size, by_slices=True)
     level = fit_level
     while level < min(lowest, run.slice_level):
-        current = _take(run, run.sort([c for d in current for c in d.children]), run.count, run.slice_size,
-                        by_slices=True)
+        current = _take(run, run.sort([c for d in current for c in d.children]), run.count, run.leader_count,
+                        run.slice_size, by_slices=True)
         level += 1
     while level < lowest:
         below: list[Domain] = []
         for domain in current:
-            below += _take(run, run.sort(domain.children), run.pods[domain.index], 1, by_slices=False)
+            below += _take(run, run.sort(domain.children), run.pods[domain.index], run.leaders[domain.index], 1,
+                           by_slices=False)
         current = below
         level += 1
     first = lowest if tree.hostname_lowest else 0
-    kept = sorted((d for d in current if run.pods[d.index] > 0), key=lambda d: d.values)
-    return TopologyAssignment(tree.levels[first:],
-                              tuple(DomainAssignment(d.values[first:], run.pods[d.index]) for d in kept))
+
+    def assignment(counts: Sequence[tuple[Domain, int]]) -> TopologyAssignment:
+        kept = sorted(((d, n) for d, n in counts if n > 0), key=lambda pair: pair[0].values)
+        return TopologyAssignment(tree.levels[first:], tuple(DomainAssignment(d.values[first:], n) for d, n in kept))
+
+    workers = assignment([(d, run.pods[d.index]) for d in current])
+    if run.leader_count == 0:
+        return workers, None
+    return workers, assignment([(d, run.leaders[d.index]) for d in current])
 
 
-def _take(run: _Run, domains: Sequence[Domain], count: int, slice_size: int, by_slices: bool) -> list[Domain]:
-    """``updateCountsToMinimumGeneric`` without leaders: fill ``domains`` in order, best-fitting the last."""
-    counts = run.slices if by_slices else run.pods
+def _leader_first(run: _Run, domains: list[Domain], count: int, leaders: int, slice_size: int,
+                  by_slices: bool) -> list[Domain]:
+    """``prioritizeLeaderDomain``: move to the front the first domain that holds the leader without leaving
+    too few workers' room in all."""
+    if leaders == 0 or len(domains) < 2:
+        return domains
+    units, units_wl = (run.slices, run.slices_wl) if by_slices else (run.pods, run.pods_wl)
+    needed = count // slice_size if by_slices else count
+    available = sum(units[d.index] for d in domains)
+    for i, domain in enumerate(domains):
+        if run.leaders[domain.index] < leaders:
+            continue
+        if available - (units[domain.index] - units_wl[domain.index]) < needed:
+            continue
+        return domains if i == 0 else [domain, *domains[:i], *domains[i + 1:]]
+    return domains
+
+
+def _take(run: _Run, domains: Sequence[Domain], count: int, leaders: int, slice_size: int,
+          by_slices: bool) -> list[Domain]:
+    """``updateCountsToMinimumGeneric``: fill ``domains`` in order, the leader's first, best-fitting the last."""
+    domains = _leader_first(run, list(domains), count, leaders, slice_size, by_slices)
+    units, units_wl = (run.slices, run.slices_wl) if by_slices else (run.pods, run.pods_wl)
+    scale = slice_size if by_slices else 1
     remaining = count // slice_size if by_slices else count
+    leaders_left = leaders
     taken: list[Domain] = []
     for i, domain in enumerate(domains):
-        if counts[domain.index] >= remaining:
+        if leaders_left > 0:  # consumeWithLeadersGeneric
+            if (not run.least_free and units_wl[domain.index] >= remaining
+                    and run.leaders[domain.index] >= leaders_left):
+                domain = run.best_fit(domains[i:], remaining, by_slices, leaders_left)
+            d = domain.index
+            taken.append(domain)
+            if units_wl[d] >= remaining and run.leaders[d] >= leaders_left:
+                units[d], run.leaders[d], run.pods[d] = remaining, leaders_left, remaining * scale
+                return taken
+            units_wl[d] = min(units_wl[d], remaining)
+            run.leaders[d] = min(run.leaders[d], leaders_left)
+            units[d] = units_wl[d]
+            run.pods[d] = units_wl[d] * scale
+            leaders_left -= run.leaders[d]
+            remaining -= units_wl[d]
+            continue
+        if units[domain.index] >= remaining:
             domain = run.best_fit(domains[i:], remaining, by_slices) if not run.least_free else domain
-            if by_slices:
-                run.slices[domain.index] = remaining
-            run.pods[domain.index] = remaining * slice_size if by_slices else remaining
+            d = domain.index
+            run.leaders[d] = 0
+            units[d] = remaining
+            run.pods[d] = remaining * scale
             taken.append(domain)
             return taken
-        if by_slices:
-            run.pods[domain.index] = run.slices[domain.index] * slice_size
-        remaining -= counts[domain.index]
+        d = domain.index
+        run.leaders[d] = 0
+        run.pods[d] = units[d] * scale
+        remaining -= units[d]
         taken.append(domain)
     return []  # Kueue logs "unexpected remainingCount" and places nothing

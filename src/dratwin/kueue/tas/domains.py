@@ -197,9 +197,10 @@ class FlavorTopology:
             if leaf_id in self.tas_usage:
                 _subtract(self.tas_usage[leaf_id], amounts)
 
-    def fits(self, usage: Mapping[str, tuple[Amounts, int]]) -> bool:
-        """``TASFlavorSnapshot.Fits``: every domain of an assignment still takes its pods (per pod requests, count)."""
-        for leaf_id, (per_pod, count) in usage.items():
+    def fits(self, usage: Iterable[tuple[str, Amounts, int]]) -> bool:
+        """``TASFlavorSnapshot.Fits``: each (leaf, one pod's requests, count) of an assignment still fits, each
+        checked on its own against what is booked (as Kueue does, not summed over the PodSets)."""
+        for leaf_id, per_pod, count in usage:
             if leaf_id not in self.free or count_in(per_pod, self.remaining(leaf_id))[0] < count:
                 return False
         return True
