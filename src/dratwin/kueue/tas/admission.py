@@ -12,6 +12,9 @@ The twin of ``pkg/scheduler/flavorassigner/tas_flavorassigner.go``, the TAS step
   Workload to Preempt with Kueue's message. A Workload in Preempt mode is then placed as if the cluster
   held no TAS Workload: when even that fails it is NoFit (``TopologyPlacementFailed``), else every TAS
   PodSet stays Preempt (only preemption could make room);
+- **PodSet groups** (``podSetGroupName``) are placed as one unit, the one-pod PodSet as the leader; the
+  flavor assigner still gives each PodSet its flavors on its own (Kueue assigns a group's flavors together),
+  so a group split over two TAS flavors is placed as two units;
 - **the cycle** (``FitsCheckNoTAS``, ``TASRecomputeAssignmentWithinSchedulingCycle`` on): before admitting,
   the assignment must still fit what earlier admissions of the cycle took, else it is computed again;
   an admitted Workload's pods are booked on its domains.
