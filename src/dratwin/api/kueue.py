@@ -245,11 +245,22 @@ class PodTemplateSpec(_Wire):
     spec: PodSpec = msgspec.field(default_factory=PodSpec)
 
 
+class PodSetSliceConstraint(_Wire):
+    topology: str = ""
+    size: int = 0
+
+
 class PodSetTopologyRequest(_Wire):
     required: str | None = None
     preferred: str | None = None
     unconstrained: bool | None = None
     pod_index_label: str | None = None
+    sub_group_index_label: str | None = None
+    sub_group_count: int | None = None
+    pod_set_group_name: str | None = None
+    pod_set_slice_required_topology: str | None = None
+    pod_set_slice_size: int | None = None
+    podset_slice_required_topology_constraints: list[PodSetSliceConstraint] = msgspec.field(default_factory=list)
 
 
 class PodSet(_Wire):

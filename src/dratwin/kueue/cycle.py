@@ -39,9 +39,11 @@ from dratwin.kueue.flavors import (
     FlavorContext,
     NoCandidates,
     PreemptionOracle,
+    TopologySeam,
     assign_flavors,
 )
 from dratwin.kueue.quota import QuotaTree, cq_key
+from dratwin.kueue.tas.encoding import encode
 from dratwin.kueue.usage import Inadmissible, WorkloadUsage
 
 WAITING_FOR_QUOTA = "WaitingForQuota"
@@ -81,7 +83,8 @@ class Admitted:
         """``status.admission`` as Kueue stores it."""
         return {"clusterQueue": self.entry.cluster_queue, "podSetAssignments": [
             {"name": p.name, "flavors": dict(sorted(p.flavors.items())), "count": p.count,
-             "resourceUsage": {r: _quantity(r, a) for r, a in sorted(p.usage.items())}}
+             "resourceUsage": {r: _quantity(r, a) for r, a in sorted(p.usage.items())},
+             **({"topologyAssignment": encode(p.topology)} if p.topology is not None else {})}
             for p in self.assignment.pod_sets]}
 
     def conditions(self, now: str) -> list[dict[str, str]]:
@@ -129,6 +132,7 @@ class Snapshot:
     oracle: PreemptionOracle = field(default_factory=NoCandidates)
     namespaces: NamespaceLabels | None = None  # namespace → labels, for namespaceSelector (:mod:`.admissibility`)
     limit_ranges: Sequence[LimitRange] = ()  # the cluster's LimitRanges (:mod:`.admissibility`)
+    topology: TopologySeam | None = None  # TAS (dratwin.kueue.tas.admission.TasContext); None: no TAS flavor
 
     def inactive_reason(self, cq: ClusterQueue) -> str:
         missing = sorted({f.name for g in cq.spec.resource_groups for f in g.flavors} - set(self.flavors))
@@ -162,7 +166,8 @@ def scheduling_cycle(snapshot: Snapshot, heads: Sequence[Entry],
         if refused:
             result.pending.append(Pending(entry, MISCONFIGURED, refused))
             continue
-        ctx = FlavorContext(cq, snapshot.tree, snapshot.flavors, snapshot.oracle, options.fair_sharing)
+        ctx = FlavorContext(cq, snapshot.tree, snapshot.flavors, snapshot.oracle, options.fair_sharing,
+                            snapshot.topology)
         nominated.append((entry, assign_flavors(ctx, entry.workload, entry.usage)))
     borrowed_in: set[str] = set()
     for entry, assignment in _ordered(snapshot, nominated, options):
@@ -197,10 +202,27 @@ def _process(snapshot: Snapshot, entry: Entry, assignment: Assignment, options: 
     if not snapshot.tree.fits(key, assignment.usage):
         result.pending.append(Pending(entry, WAITING_FOR_QUOTA, NO_LONGER_FITS, retry_now=True))
         return
+    topology = snapshot.topology
+    if topology is not None and not topology.fits(entry.workload, assignment):
+        assignment = _recompute(snapshot, entry, options)  # TASRecomputeAssignmentWithinSchedulingCycle (on)
+        if (assignment.mode.preemption != FIT or not snapshot.tree.fits(key, assignment.usage)
+                or not topology.fits(entry.workload, assignment)):
+            result.pending.append(Pending(entry, WAITING_FOR_QUOTA, NO_LONGER_FITS, retry_now=True))
+            return
     snapshot.tree.add_usage(key, assignment.usage)
+    if topology is not None:
+        topology.book(entry.workload, assignment)
     if assignment.borrows > 0 and root != key:
         borrowed_in.add(root)
     result.admitted.append(Admitted(entry, assignment))
+
+
+def _recompute(snapshot: Snapshot, entry: Entry, options: CycleOptions) -> Assignment:
+    """The flavor assignment again, on the cycle's snapshot as earlier admissions left it."""
+    ctx = FlavorContext(snapshot.cluster_queues[entry.cluster_queue], snapshot.tree, snapshot.flavors,
+                        snapshot.oracle, options.fair_sharing, snapshot.topology)
+    assert isinstance(entry.usage, WorkloadUsage)  # nominated entries have their usage
+    return assign_flavors(ctx, entry.workload, entry.usage)
 
 
 # ---- the queues ----------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from dratwin.allocator.nodes import selector_matches
 from dratwin.api.core import Node, NodeSelector, NodeSelectorTerm, PodSpec
@@ -34,6 +34,7 @@ from dratwin.api.kueue import (
     DEFAULT_WHEN_CAN_PREEMPT,
     PODS_RESOURCE,
     ClusterQueue,
+    PodSet,
     ResourceFlavor,
     ResourceGroup,
     Workload,
@@ -44,6 +45,9 @@ from dratwin.errors import AllocationError
 from dratwin.kueue.quota import FlavorResource, QuotaTree, cq_key
 from dratwin.kueue.usage import WorkloadUsage
 from dratwin.scheduler.plugins.taint_toleration import tolerations_tolerate_taint
+
+if TYPE_CHECKING:
+    from dratwin.kueue.tas.assign import TopologyAssignment
 
 # Modes, worst first (flavorassigner's preemptionMode order).
 NO_FIT, NO_CANDIDATES, PREEMPT, RECLAIM, FIT = range(5)
@@ -59,6 +63,26 @@ class PreemptionOracle(Protocol):
 
     def simulate(self, cq: ClusterQueue, workload: Workload, fr: FlavorResource, amount: int) -> tuple[int, int]:
         """(mode: PREEMPT, RECLAIM or NO_CANDIDATES, borrowing height after preemption)."""
+        ...
+
+
+class TopologySeam(Protocol):
+    """Topology-aware scheduling in flavor assignment (:mod:`dratwin.kueue.tas.admission` fills this)."""
+
+    def mismatch(self, cq: ClusterQueue, pod_set: PodSet, flavor: ResourceFlavor, group: ResourceGroup) -> str:
+        """Why a flavor cannot take the PodSet for topology reasons ("" when it can)."""
+        ...
+
+    def place(self, ctx: FlavorContext, workload: Workload, assignment: Assignment) -> None:
+        """Give every TAS PodSet its topology assignment, or lower its mode when none fits."""
+        ...
+
+    def fits(self, workload: Workload, assignment: Assignment) -> bool:
+        """Whether the assignment's pods still fit their domains (after earlier admissions of the cycle)."""
+        ...
+
+    def book(self, workload: Workload, assignment: Assignment) -> None:
+        """Book an admitted Workload's pods on their domains."""
         ...
 
 
@@ -92,6 +116,7 @@ class PodSetAssignment:
     usage: dict[str, int] = field(default_factory=dict)  # resource → amount (× count)
     reasons: list[str] = field(default_factory=list)
     no_fit_reason: str = ""
+    topology: TopologyAssignment | None = None  # where the pods go, for a PodSet placed by TAS
 
     @property
     def fits(self) -> bool:
@@ -142,6 +167,7 @@ class FlavorContext:
     flavors: Mapping[str, ResourceFlavor]
     oracle: PreemptionOracle = field(default_factory=NoCandidates)
     fair_sharing: bool = False
+    topology: TopologySeam | None = None  # None: no flavor of the cluster has a topology
 
 
 def assign_flavors(ctx: FlavorContext, workload: Workload, usage: WorkloadUsage) -> Assignment:
@@ -163,7 +189,7 @@ def assign_flavors(ctx: FlavorContext, workload: Workload, usage: WorkloadUsage)
                 result.reasons.append(f"resource {resource} unavailable in ClusterQueue")
                 result.flavors, result.no_fit_reason = {}, NO_MATCHING_FLAVOR
                 break
-            found = _flavor_for_group(ctx, workload, pod_set.template.spec, group, requests, assignment.usage, result)
+            found = _flavor_for_group(ctx, workload, pod_set, group, requests, assignment.usage, result)
             if not found:
                 result.flavors = {}
                 break
@@ -172,6 +198,8 @@ def assign_flavors(ctx: FlavorContext, workload: Workload, usage: WorkloadUsage)
         for resource, flavor in result.flavors.items():
             fr = (flavor, resource)
             assignment.usage[fr] = assignment.usage.get(fr, 0) + requests[resource]
+    if ctx.topology is not None and assignment.mode.preemption != NO_FIT:
+        ctx.topology.place(ctx, workload, assignment)
     return assignment
 
 
@@ -179,7 +207,7 @@ def _group_of(cq: ClusterQueue, resource: str) -> ResourceGroup | None:
     return next((g for g in cq.spec.resource_groups if resource in g.covered_resources), None)
 
 
-def _flavor_for_group(ctx: FlavorContext, workload: Workload, pod: PodSpec, group: ResourceGroup,
+def _flavor_for_group(ctx: FlavorContext, workload: Workload, pod_set: PodSet, group: ResourceGroup,
                       requests: Mapping[str, int], assumed: Mapping[FlavorResource, int],
                       result: PodSetAssignment) -> bool:
     wanted = {r: requests[r] for r in sorted(requests) if r in group.covered_resources}
@@ -192,7 +220,10 @@ def _flavor_for_group(ctx: FlavorContext, workload: Workload, pod: PodSpec, grou
     no_fit = ""
     for flavor_quotas in group.flavors:
         name = flavor_quotas.name
-        mismatch = _flavor_mismatch(ctx.flavors.get(name), name, pod)
+        found = ctx.flavors.get(name)
+        mismatch = _flavor_mismatch(found, name, pod_set.template.spec)
+        if found is not None and ctx.topology is not None:  # Kueue checks topology first, then taints
+            mismatch = ctx.topology.mismatch(ctx.cq, pod_set, found, group) or mismatch
         if mismatch:
             reasons.append(mismatch)
             no_fit = _worse(no_fit, NO_MATCHING_FLAVOR)

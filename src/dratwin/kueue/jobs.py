@@ -24,7 +24,12 @@ tolerations, resource claims, ports, topology spread) are absent or written in t
 A job is suspended on creation (the webhook sets ``spec.suspend: true``) and unsuspended on admission,
 when Kueue merges each assigned flavor's ``nodeLabels`` into the pod template's ``nodeSelector`` and
 appends its ``tolerations`` (``pkg/podset`` FromAssignment and Merge); a nodeSelector key the flavor sets
-to another value is a conflict Kueue refuses.
+to another value is a conflict Kueue refuses. A PodSet placed by topology-aware scheduling also gets the
+``kueue.x-k8s.io/topology`` scheduling gate (and, when TAS was implied, the unconstrained annotation); the
+ungater later gives each pod its domain's nodeSelector (:mod:`dratwin.kueue.tas.encoding`). With the
+``TopologyAwareScheduling`` gate on (the default) every PodSet carries the ``topologyRequest`` its pod
+template's annotations make (:func:`dratwin.kueue.tas.request.topology_request`), with the integration's
+pod index label.
 """
 
 from __future__ import annotations
@@ -47,6 +52,16 @@ from dratwin.api.kueue import (
     ResourceFlavor,
 )
 from dratwin.api.quantity import Quantity
+from dratwin.kueue.tas.encoding import gated
+from dratwin.kueue.tas.request import (
+    JOB_COMPLETION_INDEX,
+    POD_GROUP_POD_INDEX_LABEL,
+    PREFERRED_ANNOTATION,
+    REQUIRED_ANNOTATION,
+    UNCONSTRAINED_ANNOTATION,
+    annotation_problems,
+    topology_request,
+)
 
 Raw = dict[str, Any]
 
@@ -150,6 +165,13 @@ def workload_for_job(job: Mapping[str, Any], priorities: Priorities = NO_PRIORIT
     minimum = (meta.get("annotations") or {}).get(MIN_PARALLELISM_ANNOTATION)
     if isinstance(minimum, str) and minimum.isdigit():
         pod_set["minCount"] = int(minimum)
+    problems = annotation_problems((template.get("metadata") or {}).get("annotations") or {}, count)
+    if problems:
+        return NotQueued("Kueue's webhook refuses the Job: " + "; ".join(
+            f"spec.template.metadata.annotations{f'[{key}]' if key else ''}: {problem}" for key, problem in problems))
+    refused = _with_topology_request(pod_set, template, JOB_COMPLETION_INDEX)
+    if refused is not None:
+        return refused
     return _workload(job, JOB_GVK, [pod_set], priorities, template.get("spec") or {})
 
 
@@ -174,6 +196,9 @@ def workload_for_pod_group(pods: Sequence[Mapping[str, Any]],
             by_role[role]["count"] += 1
         else:
             by_role[role] = {"name": role, "count": 1, "template": {"spec": copy.deepcopy(dict(spec))}}
+            refused = _with_topology_request(by_role[role], pod, POD_GROUP_POD_INDEX_LABEL)
+            if refused is not None:
+                return refused
     pod_sets = [by_role[name] for name in sorted(by_role)]
     return _workload(first, POD_GVK, pod_sets, priorities, first.get("spec") or {}, name=group, own_all=pods)
 
@@ -183,8 +208,22 @@ def workload_for_pod(pod: Mapping[str, Any], priorities: Priorities = NO_PRIORIT
     if not queue_name(pod):
         return NotQueued(f"the pod has no {QUEUE_NAME_LABEL} label")
     spec = pod.get("spec") or {}
-    pod_set = {"name": DEFAULT_POD_SET_NAME, "count": 1, "template": {"spec": copy.deepcopy(dict(spec))}}
+    pod_set: Raw = {"name": DEFAULT_POD_SET_NAME, "count": 1, "template": {"spec": copy.deepcopy(dict(spec))}}
+    refused = _with_topology_request(pod_set, pod, POD_GROUP_POD_INDEX_LABEL)
+    if refused is not None:
+        return refused
     return _workload(pod, POD_GVK, [pod_set], priorities, spec)
+
+
+def _with_topology_request(pod_set: Raw, source: Mapping[str, Any], index_label: str) -> NotQueued | None:
+    """Set the PodSet's ``topologyRequest`` from ``source``'s annotations (a pod template or a pod)."""
+    annotations = (source.get("metadata") or {}).get("annotations") or {}
+    request = topology_request(annotations, index_label)
+    if isinstance(request, str):
+        return NotQueued(f"the topology annotations cannot be read: {request}")
+    if request is not None:
+        pod_set["topologyRequest"] = request
+    return None
 
 
 def statefulset_group(statefulset: Mapping[str, Any]) -> tuple[str, int]:
@@ -274,14 +313,22 @@ class InjectionConflict:
                 f"value1={self.written}, value2={self.flavor_value}")
 
 
-def admitted_job(job: Mapping[str, Any], flavors: Sequence[ResourceFlavor]) -> Raw | InjectionConflict:
-    """The Job as Kueue starts it: unsuspended, the flavors' nodeLabels and tolerations in its pod template."""
+def admitted_job(job: Mapping[str, Any], flavors: Sequence[ResourceFlavor],
+                 topology: bool = False) -> Raw | InjectionConflict:
+    """The Job as Kueue starts it: unsuspended, the flavors' nodeLabels and tolerations in its pod template,
+    and, when its PodSet has a topology assignment (``topology``), the topology scheduling gate."""
     out = copy.deepcopy(dict(job))
     spec = out.setdefault("spec", {})
-    pod = spec.setdefault("template", {}).setdefault("spec", {})
+    template = spec.setdefault("template", {})
+    pod = template.setdefault("spec", {})
     conflict = inject_flavors(pod, flavors)
     if conflict is not None:
         return conflict
+    if topology:
+        template["spec"] = gated(pod)
+        annotations = template.setdefault("metadata", {}).setdefault("annotations", {})
+        if not any(k in annotations for k in (REQUIRED_ANNOTATION, PREFERRED_ANNOTATION, UNCONSTRAINED_ANNOTATION)):
+            annotations[UNCONSTRAINED_ANNOTATION] = "true"  # implied TAS is placed unconstrained
     spec["suspend"] = False
     return out
 
