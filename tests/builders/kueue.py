@@ -7,8 +7,12 @@ from typing import Any
 
 import msgspec
 
+from dratwin.api.kueue import ClusterQueue, Cohort, ResourceFlavor, Workload
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
+from dratwin.kueue.cycle import Admitted, Entry, Pending, Queues, Snapshot, run_until_settled
 from dratwin.kueue.dra import DraInputs
+from dratwin.kueue.quota import QuotaTree
+from dratwin.kueue.usage import workload_usage
 
 Wire = dict[str, Any]
 API = "kueue.x-k8s.io/v1beta2"
@@ -137,3 +141,25 @@ def gpu_workload(name: str, gpus: int, count: int = 1, namespace: str = "team", 
     """A Workload of one PodSet whose pods each request ``gpus`` example.com/gpu (as limits)."""
     spec = pod_spec(container(limits={"example.com/gpu": gpus}), **pod)
     return workload(name, pod_set(count=count, spec=spec), namespace=namespace, priority=priority)
+
+
+def settled(queues: Sequence[Wire], workloads: Sequence[Wire], cohorts: Sequence[Wire] = (),
+            flavors: Sequence[Wire] = (), local_queue_of: str = "cq") -> tuple[Snapshot, dict[str, Entry],
+                                                                                 dict[str, Admitted | Pending]]:
+    """Kueue's cycles run until settled over typed ``queues`` and ``workloads`` (all in ``local_queue_of``,
+    queued in the given order): the snapshot left, the entries and the last word on each, by namespace/name."""
+    cqs = [msgspec.convert(q, ClusterQueue) for q in queues]
+    tree = QuotaTree.build(cqs, [msgspec.convert(c, Cohort) for c in cohorts])
+    typed_flavors = {f["metadata"]["name"]: msgspec.convert(f, ResourceFlavor) for f in flavors}
+    snapshot = Snapshot({cq.metadata.name: cq for cq in cqs}, typed_flavors, tree)
+    pending = Queues.of(cqs)
+    entries: dict[str, Entry] = {}
+    for order, wire in enumerate(workloads):
+        typed = msgspec.convert(wire, Workload)
+        usage = workload_usage(typed)
+        entry = Entry(typed, local_queue_of, usage, float(order))
+        entries[entry.key] = entry
+        pending.push(entry)
+    admitted, last = run_until_settled(snapshot, pending)
+    verdicts: dict[str, Admitted | Pending] = {**last, **{a.entry.key: a for a in admitted}}
+    return snapshot, entries, verdicts
