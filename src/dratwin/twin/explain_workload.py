@@ -131,6 +131,9 @@ def explain_workload(state: KueueState, key: str, features: Features, options: O
     objects, refused, made = _placement_objects(state, queued, view)
     placement = PlacementView(queued.admitted, flavors, [], refused=refused)
     notes = list(state.notes)
+    if not flavors and any(p.flavors for p in view.pod_sets):
+        notes.append("no flavor of the ClusterQueue can take the pods (see the quota view): they are placed without "
+                     "a flavor's nodeLabels and tolerations, which Kueue would never start them without")
     if not refused:
         loaded = load_cluster(objects, features, random.Random(seed), admitted_already=True)
         report = schedule(loaded, options, compiler)
