@@ -11,7 +11,7 @@ from dratwin.api.kueue import ClusterQueue, Cohort, ResourceFlavor, Workload
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 from dratwin.kueue.cycle import Admitted, Entry, Pending, Queues, Snapshot, run_until_settled
 from dratwin.kueue.dra import DraInputs
-from dratwin.kueue.quota import QuotaTree
+from dratwin.kueue.quota import QuotaTree, cq_key
 from dratwin.kueue.usage import workload_usage
 
 Wire = dict[str, Any]
@@ -42,10 +42,12 @@ def cluster_queue(name: str = "cq", *groups: Wire, cohort: str = "", **spec: Any
     return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": body}
 
 
-def cohort(name: str, *groups: Wire, parent: str = "") -> Wire:
+def cohort(name: str, *groups: Wire, parent: str = "", weight: Any = None) -> Wire:
     body: Wire = {"resourceGroups": list(groups)}
     if parent:
         body["parentName"] = parent
+    if weight is not None:
+        body["fairSharing"] = {"weight": weight}
     return {"apiVersion": API, "kind": "Cohort", "metadata": {"name": name}, "spec": body}
 
 
@@ -143,21 +145,58 @@ def gpu_workload(name: str, gpus: int, count: int = 1, namespace: str = "team", 
     return workload(name, pod_set(count=count, spec=spec), namespace=namespace, priority=priority)
 
 
-def settled(queues: Sequence[Wire], workloads: Sequence[Wire], cohorts: Sequence[Wire] = (),
-            flavors: Sequence[Wire] = (), local_queue_of: str = "cq") -> tuple[Snapshot, dict[str, Entry],
-                                                                                 dict[str, Admitted | Pending]]:
-    """Kueue's cycles run until settled over typed ``queues`` and ``workloads`` (all in ``local_queue_of``,
-    queued in the given order): the snapshot left, the entries and the last word on each, by namespace/name."""
+def quota_tree(queues: Sequence[Wire], cohorts: Sequence[Wire] = (),
+               used: dict[str, dict[tuple[str, str], int]] | None = None) -> QuotaTree:
+    """The quota tree of ``queues`` and ``cohorts``, with ``used`` (ClusterQueue → (flavor, resource) →
+    amount) admitted as Kueue's cache adds a Workload's usage."""
+    tree = QuotaTree.build([msgspec.convert(q, ClusterQueue) for q in queues],
+                           [msgspec.convert(c, Cohort) for c in cohorts])
+    for name, usage in (used or {}).items():
+        tree.add_usage(cq_key(name), usage)
+    return tree
+
+
+def cpu_flavor(flavor: str, nominal: Any, borrowing: Any = None, lending: Any = None) -> Wire:
+    """A flavor's quota of cpu (in cores, as a ClusterQueue writes it)."""
+    return flavor_quotas(flavor, quota("cpu", nominal, borrowing, lending))
+
+
+def cpu_workload(name: str, cpus: Any, count: int = 1, namespace: str = "team", priority: int = 0) -> Wire:
+    """A Workload of one PodSet whose pods each request ``cpus`` cpu."""
+    return workload(name, pod_set(count=count, spec=pod_spec(container({"cpu": cpus}))), namespace=namespace,
+                    priority=priority)
+
+
+def kueue_snapshot(queues: Sequence[Wire], cohorts: Sequence[Wire] = (),
+                   used: dict[str, dict[tuple[str, str], int]] | None = None,
+                   flavors: Sequence[Wire] | None = None) -> Snapshot:
+    """What a scheduling cycle reads; without ``flavors``, a plain ResourceFlavor for every flavor named."""
+    if flavors is None:
+        named = {f["name"] for q in [*queues, *cohorts] for g in q["spec"]["resourceGroups"] for f in g["flavors"]}
+        flavors = [resource_flavor(name) for name in sorted(named)]
     cqs = [msgspec.convert(q, ClusterQueue) for q in queues]
-    tree = QuotaTree.build(cqs, [msgspec.convert(c, Cohort) for c in cohorts])
-    typed_flavors = {f["metadata"]["name"]: msgspec.convert(f, ResourceFlavor) for f in flavors}
-    snapshot = Snapshot({cq.metadata.name: cq for cq in cqs}, typed_flavors, tree)
-    pending = Queues.of(cqs)
+    return Snapshot({cq.metadata.name: cq for cq in cqs},
+                    {f["metadata"]["name"]: msgspec.convert(f, ResourceFlavor) for f in flavors},
+                    quota_tree(queues, cohorts, used))
+
+
+def queued(wire: Wire, cq: str, timestamp: float = 0.0) -> Entry:
+    """A pending Workload of ClusterQueue ``cq`` with the usage Kueue computes for it."""
+    typed = msgspec.convert(wire, Workload)
+    usage = workload_usage(typed)
+    return Entry(typed, cq, usage, timestamp)
+
+
+def settled(queues: Sequence[Wire], workloads: Sequence[Wire], cohorts: Sequence[Wire] = (),
+            flavors: Sequence[Wire] | None = None, cluster_queue: str = "cq") -> tuple[
+                Snapshot, dict[str, Entry], dict[str, Admitted | Pending]]:
+    """Kueue's cycles run until settled over ``queues`` and ``workloads`` (all in ``cluster_queue``, queued in
+    the given order): the snapshot left, the entries and the last word on each, by namespace/name."""
+    snapshot = kueue_snapshot(queues, cohorts, flavors=flavors)
+    pending = Queues.of(snapshot.cluster_queues.values())
     entries: dict[str, Entry] = {}
     for order, wire in enumerate(workloads):
-        typed = msgspec.convert(wire, Workload)
-        usage = workload_usage(typed)
-        entry = Entry(typed, local_queue_of, usage, float(order))
+        entry = queued(wire, cluster_queue, float(order))
         entries[entry.key] = entry
         pending.push(entry)
     admitted, last = run_until_settled(snapshot, pending)
