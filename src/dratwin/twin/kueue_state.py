@@ -41,6 +41,7 @@ from dratwin.api.kueue import (
 )
 from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
+from dratwin.cluster.workloads import object_uid
 from dratwin.kueue.cycle import Admitted, Entry, Pending, Queues, Snapshot, resolve_local_queue, run_until_settled
 from dratwin.kueue.dra import DraInputs
 from dratwin.kueue.explain import QuotaView, quota_view
@@ -184,7 +185,7 @@ def _workloads(objects: Sequence[LoadedObject], typed: _Typed,
     for obj in objects:
         if obj.kind != "Job" or not obj.api_version.startswith("batch/"):
             continue
-        made = workload_for_job(obj.raw, typed.priorities)
+        made = workload_for_job(_with_uid(obj.raw), typed.priorities)
         if isinstance(made, dict):
             out.append((decode_workload(made), obj))
         elif (obj.raw.get("metadata") or {}).get("labels", {}).get("kueue.x-k8s.io/queue-name"):
@@ -196,6 +197,16 @@ def _workloads(objects: Sequence[LoadedObject], typed: _Typed,
             if (workload.metadata.namespace or "default", workload.metadata.name) not in made_names:
                 out.append((workload, None))
     return out
+
+
+def _with_uid(raw: dict[str, Any]) -> dict[str, Any]:
+    """The Job with the uid the API server gives it (the twin's deterministic one when the input has none),
+    which its Workload's name hashes."""
+    meta = raw.get("metadata") or {}
+    if meta.get("uid"):
+        return raw
+    return {**raw, "metadata": {**meta, "uid": object_uid("batch/v1", "Job", meta.get("namespace") or "default",
+                                                          str(meta.get("name") or ""))}}
 
 
 def _after_kueue(objects: Sequence[LoadedObject], state: KueueState) -> list[LoadedObject]:
@@ -225,12 +236,3 @@ def admitted_flavors(queued: QueuedWorkload) -> list[str]:
     if not isinstance(queued.verdict, Admitted):
         return []
     return sorted({f for p in queued.verdict.assignment.pod_sets for f in p.flavors.values()})
-
-
-def workload_keys(state: KueueState) -> list[str]:
-    return list(state.workloads)
-
-
-def describe_owner(queued: QueuedWorkload) -> dict[str, Any]:
-    return {"kind": queued.owner.kind, "namespace": queued.owner.namespace, "name": queued.owner.name} \
-        if queued.owner is not None else {}
