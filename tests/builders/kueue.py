@@ -169,15 +169,17 @@ def cpu_workload(name: str, cpus: Any, count: int = 1, namespace: str = "team", 
 
 def kueue_snapshot(queues: Sequence[Wire], cohorts: Sequence[Wire] = (),
                    used: dict[str, dict[tuple[str, str], int]] | None = None,
-                   flavors: Sequence[Wire] | None = None) -> Snapshot:
-    """What a scheduling cycle reads; without ``flavors``, a plain ResourceFlavor for every flavor named."""
+                   flavors: Sequence[Wire] | None = None,
+                   namespaces: dict[str, dict[str, str]] | None = None) -> Snapshot:
+    """What a scheduling cycle reads; without ``flavors``, a plain ResourceFlavor for every flavor named;
+    ``namespaces``: the cluster's Namespaces and their labels (None: not known)."""
     if flavors is None:
         named = {f["name"] for q in [*queues, *cohorts] for g in q["spec"]["resourceGroups"] for f in g["flavors"]}
         flavors = [resource_flavor(name) for name in sorted(named)]
     cqs = [msgspec.convert(q, ClusterQueue) for q in queues]
     return Snapshot({cq.metadata.name: cq for cq in cqs},
                     {f["metadata"]["name"]: msgspec.convert(f, ResourceFlavor) for f in flavors},
-                    quota_tree(queues, cohorts, used))
+                    quota_tree(queues, cohorts, used), namespaces=namespaces)
 
 
 def queued(wire: Wire, cq: str, timestamp: float = 0.0) -> Entry:

@@ -43,7 +43,7 @@ def manifest(*objects: Raw | Iterable[Raw]) -> str:
 
 
 def load(text: str, *, gates: str = "", seed: int = 0) -> LoadedCluster:
-    return load_cluster(load_text(text), Features.from_gates(gates), random.Random(seed))
+    return load_cluster(load_text(text), Features.from_gates(gates), random.Random(seed), kueue=True)
 
 
 def run(

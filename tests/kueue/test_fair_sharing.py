@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from tests.builders.kueue import cluster_queue, cohort, flavor_quotas, group, quota, quota_tree
 
-from dratwin.kueue.fair_sharing import DRS, MAX_WEIGHTED_SHARE, compare_drs, dominant_resource_share
+from dratwin.kueue.fair_sharing import DRS, MAX_WEIGHTED_SHARE, compare_drs, dominant_resource_share, weighted_share
 
 GPU = "example.com/gpu"
 FR = tuple[str, str]
@@ -155,3 +155,13 @@ def test_infinite_share_is_serialised_as_max_int64() -> None:
     assert DRS(0, 5).precise_weighted_share() == math.inf
     assert DRS(0, 5).weighted_share() == 2**63 - 1
     assert DRS(0, 0).weighted_share() == 0
+
+
+def test_weighted_share_of_queues_and_cohorts() -> None:
+    """cache.go Usage / CohortStats and clusterqueue_controller.go: status.fairSharing.weightedShare is the
+    precise share rounded up ('cohort has resource share': 100 for the ClusterQueue, 50 for its Cohort)."""
+    tree = quota_tree([_queue("cq", "child-cohort", 1, gpu=5)],
+                      [_gpu_cohort("child-cohort", parent="root", weight=2), _gpu_cohort("root", 45)],
+                      {"cq": {("default", GPU): 10}})
+    shares = {key: weighted_share(tree, key) for key in ("cq:cq", "cohort:child-cohort", "cohort:root")}
+    assert shares == {"cq:cq": 100, "cohort:child-cohort": 50, "cohort:root": 0}

@@ -161,3 +161,26 @@ class Pod(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     spec: PodSpec = msgspec.field(default_factory=PodSpec)
     status: PodStatus = msgspec.field(default_factory=PodStatus)
+
+
+# ---- LimitRange (what Kueue reads of it: the defaults of a namespace's containers) ----------------
+
+
+class LimitRangeItem(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    type: str = ""  # Container, Pod or PersistentVolumeClaim
+    max: dict[str, str | int | float] = msgspec.field(default_factory=dict)
+    min: dict[str, str | int | float] = msgspec.field(default_factory=dict)
+    default: dict[str, str | int | float] = msgspec.field(default_factory=dict)  # default limits
+    default_request: dict[str, str | int | float] = msgspec.field(default_factory=dict)
+    max_limit_request_ratio: dict[str, str | int | float] = msgspec.field(default_factory=dict)
+
+
+class LimitRangeSpec(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    limits: list[LimitRangeItem] = msgspec.field(default_factory=list)
+
+
+class LimitRange(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    api_version: str = "v1"
+    kind: str = "LimitRange"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: LimitRangeSpec = msgspec.field(default_factory=LimitRangeSpec)

@@ -10,6 +10,8 @@ the API server would reject can still be represented and reported.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import msgspec
 
 from dratwin.api.core import PodSpec
@@ -34,6 +36,25 @@ class LabelSelectorRequirement(_Wire):
 class LabelSelector(_Wire):
     match_labels: dict[str, str] = msgspec.field(default_factory=dict)
     match_expressions: list[LabelSelectorRequirement] = msgspec.field(default_factory=list)
+
+
+def label_selector_matches(selector: LabelSelector, labels: Mapping[str, str]) -> bool:
+    """``metav1.LabelSelectorAsSelector(...).Matches``: matchLabels and matchExpressions all hold."""
+    if any(labels.get(k) != v for k, v in selector.match_labels.items()):
+        return False
+    for req in selector.match_expressions:
+        present = req.key in labels
+        if req.operator == "In" and not (present and labels[req.key] in req.values):
+            return False
+        if req.operator == "NotIn" and present and labels[req.key] in req.values:
+            return False
+        if req.operator == "Exists" and not present:
+            return False
+        if req.operator == "DoesNotExist" and present:
+            return False
+        if req.operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return False
+    return True
 
 
 class PodTemplateSpec(_Wire):

@@ -34,14 +34,22 @@ examples:
 The result is the cluster right after `kubectl apply`: no kubelet runs, so an OrderedReady StatefulSet has
 only its first pod yet. NVIDIA ComputeDomains run as their controller runs them: its claim templates, and
 the IMEX daemon pods on the nodes the workload pods land on (their readiness assumed, in a note). Kinds
-dratwin does not model (MPIJob, JobSet, Kueue, ...) are listed as warnings, never dropped silently.
+dratwin does not model (MPIJob, JobSet, ...) are listed as warnings, never dropped silently.
+
+Kueue: with a ClusterQueue or LocalQueue in the input, Jobs labelled kueue.x-k8s.io/queue-name are
+suspended and get a Workload, which Kueue admits (quota per flavor, cohorts, borrowing) or leaves waiting
+with its reason; admitted Jobs are unsuspended with their flavor's node labels and tolerations and their
+pods scheduled. The table lists the Workloads with Kueue's print columns; -o yaml / -o json add them as
+Kueue stores them (status.admission, conditions). Pods, Deployments and StatefulSets need Kueue's pod
+integration, off in its default Configuration: they run unmanaged.
 
 input: objects are taken as the API server takes them (kubectl --validate=strict): one with an unknown
   field, a wrong type, a bad quantity or a missing required field is left out and named with its file,
   line and field (a WARNING), as kubectl apply -f DIR leaves it out; resource.k8s.io v1beta1/v1beta2
   objects are converted to v1 (a note each).
 
-exit status: 0 every pod scheduled, 1 some pod stays pending or an object or pod is refused, 2 bad input
+exit status: 0 every pod scheduled (and every Workload admitted), 1 some pod stays pending, a Workload
+  waits, or an object or pod is refused, 2 bad input
 """
 
 
@@ -77,7 +85,7 @@ def run_schedule(args: argparse.Namespace) -> tuple[ScheduleReport, SelectorComp
     compiler = SelectorCompiler(list_type_attributes=features.list_type_attributes)
     objects = load_inputs(args.paths, args.recursive, "schedule")
     gc.freeze()  # the objects live until the end: the collector need not walk them again
-    loaded = load_cluster(objects, features, random.Random(args.seed))
+    loaded = load_cluster(objects, features, random.Random(args.seed), kueue=True)
     scoring = scoring_named(args.scoring)
     options = Options(args.seed, scoring.strategy, args.percentage_of_nodes_to_score, scoring.policy)
     note = opt_in_note(scoring)
@@ -111,4 +119,5 @@ def run(args: argparse.Namespace) -> int:
             print(render_table(report, compiler), end="")
     args.built = report  # freed with the process when dratwin ends it (cli.main)
     everything_runs = not report.loaded.blocked and not report.loaded.rejections
-    return 0 if everything_runs and all(a.scheduled for a in report.attempts) else 1
+    all_admitted = report.kueue is None or not any(w.waiting for w in report.kueue.workloads)
+    return 0 if everything_runs and all_admitted and all(a.scheduled for a in report.attempts) else 1

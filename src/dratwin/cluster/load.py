@@ -24,10 +24,12 @@ from typing import Any
 import msgspec
 
 from dratwin.allocator.features import Features
-from dratwin.api.codec import classify, decode_as
+from dratwin.api.codec import classify, decode_as, split_api_version
 from dratwin.api.compute_domain import DOMAIN_LABEL
 from dratwin.api.core import Node, Pod, PodResourceClaimStatus
 from dratwin.api.intake import Admitted, admit
+from dratwin.api.kueue import CONFIG_GROUP, QUEUE_NAME_LABEL
+from dratwin.api.kueue import GROUP as KUEUE_GROUP
 from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 from dratwin.cluster.claims import claims_for_pod
@@ -36,7 +38,7 @@ from dratwin.cluster.device_taint_rules import device_taint_view, untolerated_no
 from dratwin.cluster.ordered_ready import created_now, waiting_notes
 from dratwin.cluster.pod_groups import pod_group_objects, pod_group_references
 from dratwin.cluster.roles import NodeRole, node_roles
-from dratwin.cluster.skipped import skipped_objects
+from dratwin.cluster.skipped import KUEUE_GROUPS, skipped_objects
 from dratwin.cluster.state import ClusterState, PodRecord
 from dratwin.cluster.workloads import expand_workloads
 from dratwin.scheduler.framework import NodeInfo, PodInfo
@@ -66,12 +68,20 @@ class LoadedCluster:
     unmodelled: list[str] = field(default_factory=list)  # constraints of the pods the twin ignores
     waiting: dict[str, str] = field(default_factory=dict)  # pods a controller has not created yet -> the pod before
     compute_domains: Domains = field(default_factory=Domains)
+    # Loaded for Kueue's controller (``kueue=True``): the Kueue objects, and the Jobs it queues, held back
+    # from the Job controller as Kueue's webhook holds them (suspended) until their Workload is admitted.
+    kueue_objects: list[LoadedObject] = field(default_factory=list)
+    queued_jobs: list[Raw] = field(default_factory=list)
+    priority_classes: list[Raw] = field(default_factory=list)  # for the pods of the Jobs admitted later
 
 
 def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: random.Random, *,
-                 admitted_already: bool = False) -> LoadedCluster:
+                 admitted_already: bool = False, kueue: bool = False) -> LoadedCluster:
     """``admitted_already``: the objects are what :func:`admit` took (whoever admitted them reports its
-    refusals and notes); they are not read a second time."""
+    refusals and notes); they are not read a second time. ``kueue``: a Kueue controller runs over the
+    result; in a cluster with a ClusterQueue or LocalQueue, the Jobs labelled ``kueue.x-k8s.io/queue-name``
+    are held for it (``queued_jobs``) instead of creating pods, and the Kueue objects are not listed as
+    skipped."""
     state = ClusterState(features=features)
     raws: list[Raw] = []
     templates: dict[tuple[str, str], Raw] = {}
@@ -97,10 +107,16 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
             record = state.add_claim(obj.raw)
             claims[(record.claim.metadata.namespace, record.claim.metadata.name)] = record.raw
         raws.append(obj.raw)
+    kueue_objects = [o for o in admitted.objects if split_api_version(o.api_version)[0] in KUEUE_GROUPS]
+    queued = queued_by_kueue(raws) if kueue and has_queues(kueue_objects) else []
+    if queued:
+        held = {id(raw) for raw in queued}
+        raws = [raw for raw in raws if id(raw) not in held]
     taints = device_taint_view(admitted.objects, state.slices, features)
     state.use_tainted_slices(taints.slices, taints.sources)
     loaded = LoadedCluster(state, notes=list(admitted.notes), rejections=admitted.rejections(),
-                           conversions=list(admitted.notes))
+                           conversions=list(admitted.notes), kueue_objects=kueue_objects, queued_jobs=queued,
+                           priority_classes=[r for r in raws if r.get("kind") == "PriorityClass"] if queued else [])
     loaded.notes += taints.notes
     expansion = expand_workloads(raws, rng)
     present = created_now(expansion.pods, expansion.ordered_after)
@@ -111,7 +127,7 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
         *unmodelled_constraints(present.pods),
         *pod_group_references(present.pods),
         *pod_group_objects(admitted.objects),
-        *skipped_objects(admitted.objects, READ_ELSEWHERE),
+        *skipped_objects(admitted.objects, READ_ELSEWHERE | (KUEUE_APPLIED if kueue else frozenset())),
     ]
     _create_compute_domain_templates(loaded, admitted.objects, templates)
     by_owner = _claims_by_owner(claims)
@@ -133,6 +149,24 @@ READ_ELSEWHERE = frozenset({
     ("scheduling.k8s.io", "PodGroup"),
     ("resource.k8s.io", "DeviceTaintRule"),
 })
+
+# The Kueue kinds its controller reads (``kueue=True``): applied, not skipped.
+KUEUE_APPLIED = frozenset((KUEUE_GROUP, kind) for kind in (
+    "ResourceFlavor", "ClusterQueue", "LocalQueue", "Cohort", "WorkloadPriorityClass", "AdmissionCheck", "Workload",
+)) | {(CONFIG_GROUP, "Configuration")}
+
+
+def has_queues(kueue_objects: Sequence[LoadedObject]) -> bool:
+    return any(o.kind in ("ClusterQueue", "LocalQueue") for o in kueue_objects)
+
+
+def queued_by_kueue(raws: Sequence[Raw]) -> list[Raw]:
+    """The Jobs Kueue manages with its default Configuration (``integrations.frameworks: [batch/job]``): those
+    labelled with a queue name. Pods, Deployments and StatefulSets need Kueue's pod integration, which is off
+    by default: they run unmanaged, as in such a cluster."""
+    return [raw for raw in raws if raw.get("kind") == "Job" and str(raw.get("apiVersion")) == "batch/v1"
+            and ((raw.get("metadata") or {}).get("labels") or {}).get(QUEUE_NAME_LABEL)]
+
 
 # Pod fields that change where a real scheduler puts a pod and that the twin does not model yet: the
 # path of each, read from spec then (for affinity) one level down.

@@ -3,8 +3,9 @@
 Which objects are skipped is :func:`dratwin.api.codec.classify`'s answer (``Support.NOT_CHECKED``, the
 same that makes ``validate`` say "not checked"). Kinds known to change what a real cluster runs get a line
 of their own saying what is missing from the twin's result (an MPIJob's pods, Kueue's admission); every
-other skipped kind is listed in one line. Kueue's objects are read and validated (``dratwin validate``) but
-their admission does not run in ``schedule``/``simulate`` yet: they are listed here too, as not applied.
+other skipped kind is listed in one line. Kueue's objects are read and validated (``dratwin validate``); where
+no Kueue controller runs over the cluster (``load_cluster(kueue=False)``: ``explain``, ``plan``) they are
+listed here too, as not applied; ``schedule`` and ``simulate`` run Kueue (:mod:`dratwin.sim.kueue`).
 """
 
 from __future__ import annotations

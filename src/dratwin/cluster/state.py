@@ -38,6 +38,7 @@ from dratwin.scheduler.framework import NodeInfo, PodInfo
 from dratwin.scheduler.resources import add_pod, remove_pod
 
 Raw = dict[str, Any]
+KUEUE_WORKLOAD = "Workload.kueue.x-k8s.io"  # the events' kind (scheduling.k8s.io has a Workload too)
 
 
 @dataclass
@@ -89,6 +90,8 @@ class ClusterState:
     taint_sources: dict[DeviceID, list[RuleTaint]] = field(default_factory=dict)
     # Every change of a node, in order (NodeInfo.changed): read by the scheduler to find out-of-date outcomes.
     node_journal: list[NodeInfo] = field(default_factory=list)
+    # Kueue's Workloads (kueue.x-k8s.io), as Kueue stores them, by namespace/name: written by its controller only.
+    workloads: dict[str, Raw] = field(default_factory=dict)
     _index: SliceIndex | None = None
     _pool_nodes: dict[tuple[str, str], str | None] = field(default_factory=dict)
 
@@ -115,6 +118,11 @@ class ClusterState:
 
     def record(self, type_: str, kind: str, key: str) -> None:
         self.events.append(Event(self.events_dropped + len(self.events) + 1, type_, kind, key))
+
+    def put_workload(self, key: str, raw: Raw) -> None:
+        """A Kueue Workload created or its status changed (the object is replaced, never edited in place)."""
+        self.record("Modified" if key in self.workloads else "Added", KUEUE_WORKLOAD, key)
+        self.workloads[key] = raw
 
     def add_node(self, raw: Raw, node: Node, info: NodeInfo) -> None:
         self.nodes[node.metadata.name] = info

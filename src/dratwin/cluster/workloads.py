@@ -48,6 +48,7 @@ from dratwin.api.workloads import (
     PriorityClass,
     ReplicaSet,
     StatefulSet,
+    label_selector_matches,
 )
 from dratwin.errors import InputError
 
@@ -217,25 +218,6 @@ def indexed_job_generate_name(job_name: str, index: int) -> str:
     if len(prefix) > MAX_GENERATED_NAME_LENGTH:
         prefix = prefix[: MAX_GENERATED_NAME_LENGTH - len(append)] + append
     return prefix
-
-
-def label_selector_matches(selector: LabelSelector, labels: Mapping[str, str]) -> bool:
-    """``metav1.LabelSelectorAsSelector(...).Matches``: matchLabels and matchExpressions all hold."""
-    if any(labels.get(k) != v for k, v in selector.match_labels.items()):
-        return False
-    for req in selector.match_expressions:
-        present = req.key in labels
-        if req.operator == "In" and not (present and labels[req.key] in req.values):
-            return False
-        if req.operator == "NotIn" and present and labels[req.key] in req.values:
-            return False
-        if req.operator == "Exists" and not present:
-            return False
-        if req.operator == "DoesNotExist" and present:
-            return False
-        if req.operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            return False
-    return True
 
 
 def _selector_is_empty(selector: LabelSelector) -> bool:

@@ -13,6 +13,8 @@ The twin of ``pkg/scheduler/scheduler.go`` (``schedule``, ``nominate``, the clas
   higher priority, then FIFO; with fair sharing, the DRS tournament of :mod:`.fair_sharing` instead), and
   admits them one by one, each time re-checking that its usage still fits
   the tree after the admissions before it ("Workload no longer fits after processing another workload");
+- a head whose namespace the ClusterQueue's ``namespaceSelector`` does not select, or whose requests pass
+  its limits or its namespace's LimitRange bounds, is refused before nomination (:mod:`.admissibility`);
 - a "no" is a :class:`Pending` value with Kueue's ``QuotaReserved=False`` reason and message.
 
 Upstream's comment still speaks of at most one borrowing admission per cohort per cycle; since the fit
@@ -25,8 +27,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from dratwin.api.core import LimitRange
 from dratwin.api.kueue import ClusterQueue, Configuration, LocalQueue, ResourceFlavor, Workload
 from dratwin.api.quantity import Quantity
+from dratwin.kueue.admissibility import MISCONFIGURED, NamespaceLabels, admissibility_refusal
 from dratwin.kueue.fair_sharing import Nominee, tournament_order
 from dratwin.kueue.flavors import (
     FIT,
@@ -123,6 +127,8 @@ class Snapshot:
     flavors: Mapping[str, ResourceFlavor]
     tree: QuotaTree
     oracle: PreemptionOracle = field(default_factory=NoCandidates)
+    namespaces: NamespaceLabels | None = None  # namespace → labels, for namespaceSelector (:mod:`.admissibility`)
+    limit_ranges: Sequence[LimitRange] = ()  # the cluster's LimitRanges (:mod:`.admissibility`)
 
     def inactive_reason(self, cq: ClusterQueue) -> str:
         missing = sorted({f.name for g in cq.spec.resource_groups for f in g.flavors} - set(self.flavors))
@@ -151,6 +157,10 @@ def scheduling_cycle(snapshot: Snapshot, heads: Sequence[Entry],
             continue
         if isinstance(entry.usage, Inadmissible):
             result.pending.append(Pending(entry, entry.usage.reason, entry.usage.message))
+            continue
+        refused = admissibility_refusal(cq, entry.workload, snapshot.namespaces, snapshot.limit_ranges)
+        if refused:
+            result.pending.append(Pending(entry, MISCONFIGURED, refused))
             continue
         ctx = FlavorContext(cq, snapshot.tree, snapshot.flavors, snapshot.oracle, options.fair_sharing)
         nominated.append((entry, assign_flavors(ctx, entry.workload, entry.usage)))

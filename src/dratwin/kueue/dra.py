@@ -13,17 +13,24 @@ PodSet, for each pod claim:
   with "insufficient matching devices for CEL selector ...", a message distinct from a quota wait;
 - each DeviceClass is charged under the name its mapping gives; an unmapped class is inadmissible
   ("DeviceClass X is not mapped in DRA configuration for podset Y");
-- a class mapped with **counter** sources (partitionable devices) is charged instead the largest amount of
-  that counter any matching device of the source's driver consumes, times the request's count.
+- a class mapped with **counter** sources (partitionable devices; ``pkg/dra/counters.go``) is charged
+  instead, per source, the largest amount of that counter one matching device consumes (devices matched as
+  for capacity, below), times the request's count;
+- a class mapped with **capacity** sources (consumable capacity, gate ``KueueDRAIntegrationConsumableCapacity``,
+  alpha, off by default; ``pkg/dra/capacity.go``) is charged, per source, the largest over the matching
+  devices of the source's driver (complete pools of their newest generation, the source's ``deviceSelector``,
+  the class's and the request's selectors) of the request's ``capacity.requests[<name>]`` (or the device's
+  ``requestPolicy.default``, or its whole capacity) rounded up to the device's ``validValues`` or
+  ``validRange`` (min, step), times the request's count; fewer matching devices than the count, devices
+  without that capacity, or no device whose policy allows the request make the Workload inadmissible.
 
 Extended resources (``KueueDRAIntegrationExtendedResource``): a container request of a resource that a
 DeviceClass serves (``spec.extendedResourceName``) is charged under the class's mapped name (its own name
 when the class is not mapped); with no such class it stays a plain extended resource.
 
 The messages are Kueue's field errors as its aggregate prints them (``<field>: Invalid value: null:
-<detail>``), so that they read as the Workload's condition would. Capacity-based sources (consumable
-capacity, alpha) are not counted yet. CEL runs in the project's environment (:mod:`dratwin.cel`), the one
-the allocator twin uses.
+<detail>``), so that they read as the Workload's condition would. CEL runs in the project's environment
+(:mod:`dratwin.cel`), the one the allocator twin uses.
 """
 
 from __future__ import annotations
@@ -33,10 +40,13 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from dratwin.api.core import Container
-from dratwin.api.kueue import Configuration, DeviceClassMapping, PodSet, Workload
+from dratwin.api.kueue import Configuration, DeviceClassMapping, DeviceSource, PodSet, Workload
 from dratwin.api.quantity import Quantity
 from dratwin.api.resource import (
+    CapacityRequestPolicyRange,
+    CELDeviceSelector,
     Device,
+    DeviceCapacity,
     DeviceClass,
     DeviceRequest,
     DeviceSelector,
@@ -52,9 +62,10 @@ RESOURCE_CLAIMS_MESSAGE = "KueueDRAIntegration feature does not support use of r
 GATE_EXTENDED_RESOURCE = "KueueDRAIntegrationExtendedResource"
 GATE_PARTITIONABLE = "KueueDRAIntegrationPartitionableDevices"
 GATE_DRA = "KueueDRAIntegration"
+GATE_CONSUMABLE_CAPACITY = "KueueDRAIntegrationConsumableCapacity"
 # Kueue's defaults of its DRA gates (ff69552): beta and on, except consumable capacity (alpha).
 DEFAULT_GATES = {GATE_DRA: True, GATE_EXTENDED_RESOURCE: True, GATE_PARTITIONABLE: True,
-                 "KueueDRAIntegrationConsumableCapacity": False}
+                 GATE_CONSUMABLE_CAPACITY: False}
 
 
 @dataclass(frozen=True)
@@ -155,28 +166,148 @@ def _request_charge(request: DeviceRequest, where: str, template: str, pod_set: 
     if mapping is None:
         raise _Refused(f"{where.rsplit('.devices', 1)[0]}.resourceClaimTemplateName: Not found: \"DeviceClass "
                        f'{class_name} is not mapped in DRA configuration for podset {pod_set}"')
+    capacities = [s.capacity for s in mapping.sources if s.capacity is not None]
+    if capacities and gate(config, GATE_CONSUMABLE_CAPACITY):
+        _check_cel_matches(exact, count, where, inputs, drivers=sorted({c.driver for c in capacities}))
+        yield mapping.name, sum(_capacity_charge(exact, source, count, where, inputs) for source in capacities)
+        return
     counters = [s.counter for s in mapping.sources if s.counter is not None]
     if counters and gate(config, GATE_PARTITIONABLE):
-        amount = _counter_charge(exact, counters[0].name, counters[0].driver, where, inputs)
-        yield mapping.name, amount * count
+        _check_cel_matches(exact, count, where, inputs, drivers=sorted({c.driver for c in counters}))
+        yield mapping.name, sum(_counter_charge(exact, source, count, where, inputs) for source in counters)
         return
-    if any(s.cel is not None for s in exact.selectors):
-        matching = sum(1 for _ in _matching_devices(exact, where, inputs, driver=None))
-        if matching < count:
-            raise _Refused(f"{where}.exactly.selectors: Internal error: insufficient matching devices for CEL "
-                           f"selector in DeviceClass {class_name}: {matching} device(s) match in the cluster but "
-                           f"{count} requested")
+    _check_cel_matches(exact, count, where, inputs, drivers=[None])
     yield mapping.name, count
 
 
-def _counter_charge(exact: ExactDeviceRequest, counter: str, driver: str, where: str, inputs: DraInputs) -> int:
-    """The largest amount of ``counter`` a matching device of ``driver`` consumes (0 when none matches)."""
-    most = Fraction(0)
-    for device in _matching_devices(exact, where, inputs, driver=driver):
-        used = sum((Quantity.parse(c.value).value for consumption in device.consumes_counters
-                    for name, c in consumption.counters.items() if name == counter), Fraction(0))
-        most = max(most, used)
-    return -(-most.numerator // most.denominator)
+def _check_cel_matches(exact: ExactDeviceRequest, count: int, where: str, inputs: DraInputs,
+                       drivers: Sequence[str | None]) -> None:
+    """``validateCELSelectorsAgainstDevices``: a request with CEL selectors needs ``count`` matching devices
+    among those of ``drivers`` (None: every driver)."""
+    if not any(s.cel is not None for s in exact.selectors):
+        return
+    matching = sum(1 for driver in drivers for _ in _matching_devices(exact, where, inputs, driver=driver))
+    if matching < count:
+        raise _Refused(f"{where}.exactly.selectors: Internal error: insufficient matching devices for CEL "
+                       f"selector in DeviceClass {exact.device_class_name}: {matching} device(s) match in the cluster "
+                       f"but {count} requested")
+
+
+def _capacity_charge(exact: ExactDeviceRequest, source: DeviceSource, count: int, where: str,
+                     inputs: DraInputs) -> int:
+    """``processCapacityCharge`` for one capacity source: the largest rounded request × count."""
+    matched = _source_devices(exact, source, where, inputs)
+    if len(matched) < count:
+        raise _Refused(f"{where}: Internal error: insufficient matching devices for capacity driver: "
+                       f"{len(matched)} device(s) match but {count} requested")
+    requested = exact.capacity.requests.get(source.name) if exact.capacity is not None else None
+    explicit = Quantity.parse(requested).value if requested is not None else None
+    with_dimension = [d.capacity[source.name] for d in matched if source.name in d.capacity]
+    if not with_dimension:
+        raise _Refused(f'{where}: Internal error: matched devices have no capacity dimension "{source.name}"')
+    charges = [c for c in (_device_charge(capacity, explicit) for capacity in with_dimension) if c is not None]
+    if not charges:
+        raise _Refused(f"{where}: Invalid value: null: capacity request cannot be satisfied by any matched "
+                       f'device\'s RequestPolicy for dimension "{source.name}"')
+    return max(0, _ceil(max(charges))) * count
+
+
+def _device_charge(capacity: DeviceCapacity, explicit: Fraction | None) -> Fraction | None:
+    """``chargeForDevice``: the request (or the policy's default, or the whole capacity) rounded to the
+    device's policy; None when the policy cannot grant it."""
+    policy = capacity.request_policy
+    if explicit is not None:
+        base = explicit
+    elif policy is not None and policy.default is not None:
+        base = Quantity.parse(policy.default).value
+    else:
+        base = Quantity.parse(capacity.value).value
+    if policy is None:
+        return base
+    if policy.valid_values:
+        return next((v for v in (Quantity.parse(q).value for q in policy.valid_values) if v >= base), None)
+    if policy.valid_range is not None:
+        return _in_valid_range(base, policy.valid_range)
+    return base
+
+
+def _in_valid_range(base: Fraction, valid: CapacityRequestPolicyRange) -> Fraction | None:
+    """``roundToValidRange``: whole units, at least min, aligned to min + n × step, at most max."""
+    value = _ceil(base)
+    low = _ceil(Quantity.parse(valid.min).value) if valid.min is not None else None
+    if low is not None:
+        value = max(value, low)
+        step = _ceil(Quantity.parse(valid.step).value) if valid.step is not None else 0
+        if step > 0 and (value - low) % step:
+            value = low + ((value - low) // step + 1) * step
+    if valid.max is not None and value > _ceil(Quantity.parse(valid.max).value):
+        return None
+    return Fraction(value)
+
+
+def _source_devices(exact: ExactDeviceRequest, source: DeviceSource, where: str, inputs: DraInputs) -> list[Device]:
+    """``matchDevicesForSource``: the devices of the source's driver, in complete pools of their newest
+    generation, that its ``deviceSelector``, the DeviceClass's and the request's selectors all select."""
+    cel = source.device_selector.cel if source.device_selector is not None else None
+    own = [DeviceSelector(cel=CELDeviceSelector(expression=cel.expression))] if cel is not None else []
+    source_selectors = _compiled(own, where, "deviceSelector CEL compilation failed", inputs)
+    device_class = inputs.classes.get(exact.device_class_name)
+    class_selectors = _compiled(device_class.spec.selectors if device_class else [], f"{where}.exactly.selectors",
+                                f"DeviceClass {exact.device_class_name} has invalid CEL selector", inputs)
+    request_selectors = _compiled(exact.selectors, f"{where}.exactly.selectors", "CEL compilation failed", inputs)
+    groups = [("deviceSelector", source_selectors), ("DeviceClass selector", class_selectors),
+              ("request selector", request_selectors)]
+    matched: list[Device] = []
+    for device in _complete_pool_devices(inputs.slices, source.driver):
+        view = CelDevice.build(source.driver, device)
+        if all(_selects(selectors, view, f"{where}: Internal error: CEL evaluation error in {what} for device "
+                        f"{device.name}") for what, selectors in groups):
+            matched.append(device)
+    return matched
+
+
+def _selects(selectors: Sequence[Callable[[CelDevice], bool]], view: CelDevice, failure: str) -> bool:
+    try:
+        return all(selector(view) for selector in selectors)
+    except CelRuntimeError as error:
+        raise _Refused(f"{failure}: {error}") from error
+
+
+def _complete_pool_devices(slices: Sequence[ResourceSlice], driver: str) -> Iterator[Device]:
+    """``groupSlicesByPool``: per pool of ``driver``, the slices of its newest generation, if all are there."""
+    pools: dict[str, list[ResourceSlice]] = {}
+    for resource_slice in slices:
+        if resource_slice.spec.driver != driver:
+            continue
+        pool = pools.setdefault(resource_slice.spec.pool.name, [])
+        if pool and resource_slice.spec.pool.generation < pool[0].spec.pool.generation:
+            continue
+        if pool and resource_slice.spec.pool.generation > pool[0].spec.pool.generation:
+            pool.clear()
+        pool.append(resource_slice)
+    for pool_slices in pools.values():
+        if len(pool_slices) == pool_slices[0].spec.pool.resource_slice_count:
+            for resource_slice in pool_slices:
+                yield from resource_slice.spec.devices
+
+
+def _ceil(amount: Fraction) -> int:
+    return -(-amount.numerator // amount.denominator)
+
+
+def _counter_charge(exact: ExactDeviceRequest, source: DeviceSource, count: int, where: str,
+                    inputs: DraInputs) -> int:
+    """``processCounterCharge``: the largest amount of the counter one matching device consumes, × count."""
+    matched = _source_devices(exact, source, where, inputs)
+    if len(matched) < count:
+        raise _Refused(f"{where}: Internal error: insufficient matching devices for counter driver: "
+                       f"{len(matched)} device(s) match but {count} requested")
+    consumed = [Quantity.parse(c.value).value for device in matched for consumption in device.consumes_counters
+                for name, c in consumption.counters.items() if name == source.name]
+    if not consumed:
+        raise _Refused(f'{where}: Internal error: matched devices have no consumesCounters entry for counter '
+                       f'"{source.name}"')
+    return max(0, _ceil(max(consumed))) * count
 
 
 def _matching_devices(exact: ExactDeviceRequest, where: str, inputs: DraInputs,

@@ -30,7 +30,7 @@ This module is the one place the DRS is computed; admission and preemption read 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -95,10 +95,14 @@ def dominant_resource_share(tree: QuotaTree, key: str, request: Mapping[FlavorRe
     """The DRS of node ``key`` (``cq:NAME`` or ``cohort:NAME``) with its current usage in ``tree``, plus
     ``request`` added to that node's own usage only (``dominantResourceShare(node, wlReq)``; to see a
     Workload's admission through the whole tree, add its usage to a copy of the tree instead)."""
+    return _drs(tree, key, request or {}, lambda parent: _lendable(tree, parent))
+
+
+def _drs(tree: QuotaTree, key: str, request: Mapping[FlavorResource, int],
+         lendable_of: Callable[[str], Mapping[str, int]]) -> DRS:
     node = tree.nodes[key]
     if node.parent is None:
         return DRS(weight=node.weight)
-    request = request or {}
     borrowed_by_name: dict[str, int] = {}
     borrowed: list[FlavorResource] = []
     for fr, subtree_quota in node.subtree.items():
@@ -108,7 +112,7 @@ def dominant_resource_share(tree: QuotaTree, key: str, request: Mapping[FlavorRe
             borrowed.append(fr)
     if not borrowed:
         return DRS(weight=node.weight)
-    lendable = _lendable(tree, node.parent)
+    lendable = lendable_of(node.parent)
     ratio, dominant = 0.0, ""
     for name, amount in borrowed_by_name.items():
         room = lendable.get(name, 0)
@@ -137,6 +141,7 @@ def _lendable(tree: QuotaTree, parent: str) -> dict[str, int]:
 # ---- the tournament ------------------------------------------------------------------------------
 
 T = TypeVar("T")
+Rank = tuple[bool, tuple[int, float], int, float]
 
 
 @dataclass(frozen=True)
@@ -166,8 +171,10 @@ def tournament_order(tree: QuotaTree, nominees: Sequence[Nominee[T]],
     4. the earlier timestamp; on a full tie the one met first stays.
 
     The DRS are computed each step on ``tree`` as it is then (the caller admits between steps), adding each
-    nominee's usage to its ClusterQueue and taking it away again.
+    nominee's usage to its ClusterQueue and taking it away again; a nominee's shares are computed again only
+    when the usage on its way up the tree has changed since (the quotas never change).
     """
+    shares = _Shares(tree, prioritize_non_borrowing)
     waiting: dict[str, list[Nominee[T]]] = {}
     for nominee in nominees:
         waiting.setdefault(cq_key(nominee.cluster_queue), []).append(nominee)
@@ -176,10 +183,9 @@ def tournament_order(tree: QuotaTree, nominees: Sequence[Nominee[T]],
         if key not in tree.nodes or tree.nodes[key].parent is None:
             yield _take(waiting, key).item
             continue
-        root = tree.root(key)
-        heads = {k: queue[0] for k, queue in waiting.items() if k in tree.nodes and tree.root(k) == root}
-        shares = _shares_after_admission(tree, heads)
-        winner = _tournament(tree, root, heads, shares, prioritize_non_borrowing)
+        root = shares.path(key)[-1]
+        heads = {k: queue[0] for k, queue in waiting.items() if k in tree.nodes and shares.path(k)[-1] == root}
+        winner = _tournament(tree, root, heads, shares.ranks_after_admission(heads))
         assert winner is not None  # the root holds the queue the step started from
         yield _take(waiting, cq_key(winner.cluster_queue)).item
 
@@ -192,46 +198,71 @@ def _take(waiting: dict[str, list[Nominee[T]]], key: str) -> Nominee[T]:
     return nominee
 
 
-def _shares_after_admission(tree: QuotaTree, heads: Mapping[str, Nominee[T]]) -> dict[tuple[str, str], DRS]:
-    """``computeDRS``: per (Cohort, ClusterQueue of a nominee), the DRS of the Cohort's child on the way up from
-    that ClusterQueue, with the nominee admitted."""
-    shares: dict[tuple[str, str], DRS] = {}
-    for key, nominee in heads.items():
-        tree.add_usage(key, nominee.usage)
+class _Shares:
+    """``computeDRS`` for one tournament order: per (Cohort, ClusterQueue of a nominee), the DRS of the
+    Cohort's child on the way up from that ClusterQueue with the nominee admitted, as the nominee's rank.
+    What the tree's quotas fix (paths, what each Cohort could lend) is kept; a nominee's ranks are kept while
+    the usage of the nodes on its path below the root is what it was."""
+
+    def __init__(self, tree: QuotaTree, prioritize_non_borrowing: bool) -> None:
+        self.tree = tree
+        self.prioritize_non_borrowing = prioritize_non_borrowing
+        self._paths: dict[str, list[str]] = {}
+        self._lendable: dict[str, dict[str, int]] = {}
+        self._seen: dict[str, tuple[object, list[tuple[tuple[str, str], Rank]]]] = {}
+
+    def path(self, key: str) -> list[str]:
+        if key not in self._paths:
+            self._paths[key] = list(self.tree.path_to_root(key))
+        return self._paths[key]
+
+    def lendable(self, parent: str) -> dict[str, int]:
+        if parent not in self._lendable:
+            self._lendable[parent] = _lendable(self.tree, parent)
+        return self._lendable[parent]
+
+    def ranks_after_admission(self, heads: Mapping[str, Nominee[T]]) -> dict[tuple[str, str], Rank]:
+        """Per (Cohort, ClusterQueue of a nominee), the nominee's rank there (:func:`_rank`)."""
+        out: dict[tuple[str, str], Rank] = {}
+        for key, nominee in heads.items():
+            # the root's usage is left out: no share reads it (a root borrows from nobody)
+            # id: the nominees live as long as the order does, so an id names one nominee throughout
+            state = (id(nominee), [dict(self.tree.nodes[n].usage) for n in self.path(key)[:-1]])
+            seen = self._seen.get(key)
+            if seen is None or seen[0] != state:
+                seen = state, self._compute(key, nominee)
+                self._seen[key] = seen
+            out.update(seen[1])
+        return out
+
+    def _compute(self, key: str, nominee: Nominee[T]) -> list[tuple[tuple[str, str], Rank]]:
+        found: list[tuple[tuple[str, str], Rank]] = []
+        self.tree.add_usage(key, nominee.usage)
         try:
-            share = dominant_resource_share(tree, key)
-            for ancestor in list(tree.path_to_root(key))[1:]:
-                shares[(ancestor, key)] = share
-                share = dominant_resource_share(tree, ancestor)
+            share = _drs(self.tree, key, {}, self.lendable)
+            for ancestor in self.path(key)[1:]:
+                found.append(((ancestor, key), _rank(share, nominee, self.prioritize_non_borrowing)))
+                share = _drs(self.tree, ancestor, {}, self.lendable)
         finally:
-            tree.remove_usage(key, nominee.usage)
-    return shares
+            self.tree.remove_usage(key, nominee.usage)
+        return found
 
 
 def _tournament(tree: QuotaTree, cohort: str, heads: Mapping[str, Nominee[T]],
-                shares: Mapping[tuple[str, str], DRS], prioritize_non_borrowing: bool) -> Nominee[T] | None:
-    """``runTournament``: the nominee that wins at ``cohort``, or None when its subtree has none left."""
+                ranks: Mapping[tuple[str, str], Rank]) -> Nominee[T] | None:
+    """``runTournament``: the nominee that wins at ``cohort``, or None when its subtree has none left; the
+    lowest rank wins, the first met on a tie (``less`` is never true between equals)."""
     children = tree.nodes[cohort].children
     candidates = [winner for child in children if tree.nodes[child].is_cohort
-                  if (winner := _tournament(tree, child, heads, shares, prioritize_non_borrowing)) is not None]
+                  if (winner := _tournament(tree, child, heads, ranks)) is not None]
     candidates += [heads[child] for child in children if not tree.nodes[child].is_cohort and child in heads]
-    best: Nominee[T] | None = None
-    for candidate in candidates:
-        if best is None or _less(candidate, best, cohort, shares, prioritize_non_borrowing):
-            best = candidate
-    return best
+    if not candidates:
+        return None
+    return min(candidates, key=lambda c: ranks[(cohort, cq_key(c.cluster_queue))])
 
 
-def _less(a: Nominee[T], b: Nominee[T], cohort: str, shares: Mapping[tuple[str, str], DRS],
-          prioritize_non_borrowing: bool) -> bool:
-    a_share, b_share = shares[(cohort, cq_key(a.cluster_queue))], shares[(cohort, cq_key(b.cluster_queue))]
-    if prioritize_non_borrowing:
-        a_borrows, b_borrows = a_share.borrowing_on(a.usage), b_share.borrowing_on(b.usage)
-        if a_borrows != b_borrows:
-            return not a_borrows
-    order = compare_drs(a_share, b_share)
-    if order != 0:
-        return order < 0
-    if a.priority != b.priority:
-        return a.priority > b.priority
-    return a.timestamp < b.timestamp
+def _rank(share: DRS, nominee: Nominee[T], prioritize_non_borrowing: bool) -> Rank:
+    """``entryComparer.less`` as a sort key: borrowing on what it asks for (with the gate), the share, the
+    priority (higher first), the timestamp."""
+    borrows = prioritize_non_borrowing and share.borrowing_on(nominee.usage)
+    return borrows, share.sort_key(), -nominee.priority, nominee.timestamp

@@ -293,9 +293,7 @@ class DisruptionController:
         if record is None:
             return
         record.raw = evicted(record.raw)
-        since = self.running_since.get(key)
-        if since is not None and not _serving(record.raw):
-            self.work_lost_seconds += self.engine.now() - since
+        self.work_lost_seconds += lost_progress(record.raw, self.running_since.get(key), self.engine.now())
         command.evicted += 1
         self.store.note("Evicted", "Pod", key, f"evicted from {node}: Karpenter disrupts the node "
                         f"({command.action.reason})")
@@ -342,6 +340,14 @@ def evicted(raw: Raw) -> Raw:
     conditions = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
     conditions.append({"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"})
     return {**raw, "status": {**status, "phase": "Failed", "conditions": conditions}}
+
+
+def lost_progress(raw: Raw, running_since: float | None, now: float) -> float:
+    """Seconds of a pod's work thrown away when it is evicted at ``now``: its running time, which it must do
+    again; nothing for a pod that never ran, nor for a ReplicaSet's pod (it serves until deleted)."""
+    if running_since is None or _serving(raw):
+        return 0.0
+    return now - running_since
 
 
 def _serving(raw: Raw) -> bool:

@@ -13,8 +13,11 @@ from dratwin.allocator.state import DeviceID
 from dratwin.api.quantity import Quantity
 from dratwin.api.resource import Device
 from dratwin.cluster.state import pod_claim_keys
+from dratwin.kueue.quota import cq_key
 from dratwin.sim.accounting import Accountant
+from dratwin.sim.kueue import KueueController
 from dratwin.sim.store import Store
+from dratwin.sim.workloads import workload_of
 
 
 class InvariantError(AssertionError):
@@ -25,6 +28,7 @@ class InvariantError(AssertionError):
 class InvariantChecker:
     store: Store
     accountant: Accountant
+    kueue: KueueController | None = None
     last_time: float = 0.0
     cost_usd: float = 0.0  # integrated event by event, to check the accountant's node lifetimes × price
     checks: int = 0
@@ -47,6 +51,9 @@ class InvariantChecker:
         self._pods_on_one_node(now)
         self._devices_within_limits(now)
         self._running_pods_hold_their_claims(now)
+        if self.kueue is not None:
+            self._cluster_queues_within_limits(now, self.kueue)
+            self._running_pods_are_admitted(now, self.kueue)
 
     def finish(self, until: float) -> None:
         """At the end of the run: the cost equals the sum of node lifetimes × price."""
@@ -114,3 +121,27 @@ class InvariantChecker:
                 reserved = {r.uid for r in claim.claim.status.reserved_for}
                 if record.pod.metadata.uid not in reserved:
                     raise InvariantError(f"t={now}: running pod {key}: claim {claim_key} is not reserved for it")
+
+    def _cluster_queues_within_limits(self, now: float, kueue: KueueController) -> None:
+        """No ClusterQueue uses more of a flavor's resource than its nominal quota plus its borrowingLimit."""
+        tree = kueue.tree
+        for name in kueue.objects.cluster_queues:
+            key = cq_key(name)
+            for fr, used in tree.nodes[key].usage.items():
+                quota = tree.quota(key, fr)
+                if quota.borrowing_limit is not None and used > quota.nominal + quota.borrowing_limit:
+                    raise InvariantError(f"t={now}: ClusterQueue {name} uses {used} of {fr[1]} in flavor {fr[0]}: over "
+                                         f"nominal {quota.nominal} + borrowingLimit {quota.borrowing_limit}")
+                if used > tree.potential_available(key, fr):
+                    raise InvariantError(f"t={now}: ClusterQueue {name} uses {used} of {fr[1]} in flavor {fr[0]}: "
+                                         f"more than the cohort could ever lend it")
+
+    def _running_pods_are_admitted(self, now: float, kueue: KueueController) -> None:
+        """A pod of a Job Kueue manages runs only while the Job's Workload holds its admission."""
+        for key, record in self.store.state.pods.items():
+            if (record.raw.get("status") or {}).get("phase") != "Running":
+                continue
+            workload = kueue.by_job.get(workload_of(record.raw))
+            found = kueue.records.get(workload) if workload else None
+            if found is not None and (found.admitted is None or found.admitted_at is None):
+                raise InvariantError(f"t={now}: pod {key} runs but its Workload {workload} is not admitted")

@@ -9,15 +9,22 @@ requeue on cluster events), since nothing in a one-shot run changes the cluster 
 The one exception is kube-scheduler's own: a preemptor whose victims are being removed is tried again as
 the very next cycle, once their deletions are through. Upstream keeps the freed room for it by its
 nominated node (pods tried meanwhile count it there); trying it next gives the same placement.
+
+With Kueue (a ClusterQueue or LocalQueue in the input, :mod:`dratwin.sim.kueue`): the queued Jobs' Workloads
+are created and admitted at time 0 until the queues settle, and the admitted Jobs' pods join the others in
+the scheduler's queue; the Workloads left waiting keep Kueue's reason. No Job ends in a one-shot run, so no
+quota is freed.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dratwin.cel import SelectorCompiler
-from dratwin.cluster.load import LoadedCluster
+from dratwin.cluster.load import LoadedCluster, add_created_pods
+from dratwin.cluster.workloads import expand_workloads
 from dratwin.scheduler.binder import mark_unschedulable
 from dratwin.scheduler.framework import PodInfo
 from dratwin.scheduler.plugins.dynamic_resources import DynamicResources
@@ -26,6 +33,8 @@ from dratwin.scheduler.scheduler import Attempt
 from dratwin.sim.clock import VirtualClock
 from dratwin.sim.engine import SCHEDULER, Engine
 from dratwin.sim.kubelet import ClaimController
+from dratwin.sim.kueue import KueueController, Raw
+from dratwin.sim.kueue_objects import read_kueue_objects
 from dratwin.sim.scheduling import SchedulingController
 from dratwin.sim.store import Store
 
@@ -89,6 +98,9 @@ class OneShot:
     engine: Engine = field(init=False)
     store: Store = field(init=False)
     scheduling: OneShotScheduling = field(init=False)
+    kueue: KueueController | None = field(init=False, default=None)
+    _kueue_pods: list[PodInfo] = field(init=False, default_factory=list)  # pods of the Jobs Kueue admitted
+    _kueue_reported: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
         clock = VirtualClock()
@@ -98,6 +110,22 @@ class OneShot:
         ClaimController(self.store)
         self.store.skip_delivered()  # the load's own events are the state at time 0
         self.engine.after_each.append(self.store.dispatch)
+        objects = read_kueue_objects(self.loaded.kueue_objects, self.loaded.priority_classes)
+        if objects.present:
+            self.kueue = KueueController(self.engine, self.store, objects, self._start_job, self.compiler)
+            for job in self.loaded.queued_jobs:
+                self.kueue.add_job(job, None)
+
+    def _start_job(self, job: Raw, run_seconds: float | None) -> None:
+        """The Job controller on an admitted Job: its pods, through priority admission and their claims."""
+        meta = job.get("metadata") or {}
+        rng = random.Random(f"kueue/{self.options.seed}/{meta.get('namespace') or 'default'}/{meta.get('name')}")
+        expansion = expand_workloads([*self.loaded.priority_classes, job], rng)
+        self.loaded.notes += [str(n) for n in expansion.notes]
+        self.loaded.rejections += [str(r) for r in expansion.rejections]
+        created = add_created_pods(self.loaded, list(expansion.pods), rng)
+        self._kueue_pods += created
+        self.scheduling.enqueue(created)
 
     def run(self, pods: Sequence[PodInfo]) -> OneShotRun:
         """Queue ``pods`` (in creation order) and run until each has had its final attempt; the attempts are
@@ -107,4 +135,6 @@ class OneShot:
             self.engine.run(0.0)
         final = self.scheduling.final
         dra = self.scheduling.scheduler.profile.dra
-        return OneShotRun([final[p.key] for p in pods if p.key in final], dra, self.scheduling.stopped)
+        admitted = self._kueue_pods[self._kueue_reported:]
+        self._kueue_reported = len(self._kueue_pods)
+        return OneShotRun([final[p.key] for p in [*pods, *admitted] if p.key in final], dra, self.scheduling.stopped)

@@ -1,7 +1,8 @@
 """One simulated run of a :class:`RunSpec`: the cluster loaded, the controllers wired, time run, outcomes.
 
 Wiring order is fixed (it decides the order in which controllers see one change): scheduler, workload
-controllers, kubelet, resourceclaim controller, bookkeeping. Randomness: the cluster's names come from
+controllers, Kueue (when the cluster has a ClusterQueue or LocalQueue), kubelet, resourceclaim controller,
+bookkeeping. Randomness: the cluster's names come from
 ``Random(seed)`` as in ``dratwin schedule``; the workload controllers' names from their own stream, so
 that adding an arrival does not rename the cluster's pods.
 """
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from dratwin.allocator import Features
 from dratwin.catalog import Catalog, load_catalog
 from dratwin.cel import SelectorCompiler
-from dratwin.cluster.load import load_cluster
+from dratwin.cluster.load import LoadedCluster, load_cluster
 from dratwin.errors import InputError
 from dratwin.scenario.model import ColdStartSpec, RunSpec
 from dratwin.scheduler.profile import Options
@@ -30,6 +31,8 @@ from dratwin.sim.fragmentation import FragmentationMeter
 from dratwin.sim.gpu_use import GpuUse, service_gpu_seconds
 from dratwin.sim.invariants import InvariantChecker
 from dratwin.sim.kubelet import ClaimController, ColdStart, Kubelet, no_cold_start
+from dratwin.sim.kueue import KueueController, Raw
+from dratwin.sim.kueue_objects import read_kueue_objects
 from dratwin.sim.outcomes import FragmentationSummary, NeverPlaced, RunResult, rounded
 from dratwin.sim.provisioner import ProvisionerController
 from dratwin.sim.scheduling import SchedulingController
@@ -64,6 +67,7 @@ class Simulation:
     invariant_checks: int = 0
     timeline: Timeline | None = None
     services: ServiceController | None = None  # the inference services as the run left them (load_at reads them)
+    kueue: KueueController | None = None  # Kueue as the run left it (``view()`` for its queues and Workloads)
 
 
 def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
@@ -71,7 +75,8 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     _refuse_unsupported(spec)
     features = Features.from_gates(options.gates)
     compiler = SelectorCompiler(list_type_attributes=features.list_type_attributes)
-    loaded = load_cluster(spec.objects, features, random.Random(spec.seed), admitted_already=spec.admitted)
+    loaded = load_cluster(spec.objects, features, random.Random(spec.seed), admitted_already=spec.admitted,
+                          kueue=True)
     clock = VirtualClock()
     engine = Engine(clock)
     store = Store(loaded, clock, keep_log=options.keep_events)
@@ -81,6 +86,7 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     classes = [o.raw for o in spec.objects if o.kind == "PriorityClass"]
     workloads = WorkloadController(engine, store, random.Random(f"workloads/{spec.seed}"), scheduling.enqueue,
                                    classes)
+    kueue = kueue_controller(engine, store, loaded, workloads, classes, compiler)
     deployments = DeploymentController(engine, store, workloads)
     for obj in spec.objects:
         if obj.kind == "Deployment":
@@ -92,6 +98,8 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     if starts is not None:
         starts.revised = kubelet.revise
         workloads.creatable_at = starts.creatable_at
+        if kueue is not None:  # the data-readiness check waits for the same cluster cache
+            kueue.checks.data_ready_at = starts.creatable_at
     ClaimController(store)
     services = ServiceController(engine, store, deployments, spec.services, options.keda_activation_on_request_rate,
                                  options.keep_utilization) if spec.services else None
@@ -104,7 +112,7 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     gpu_use = GpuUse(store, accountant, frozenset(s.deployment for s in spec.services))
     store.dispatch()  # the load's own events are the state at time 0, already counted
     engine.after_each.append(store.dispatch)
-    checker = InvariantChecker(store, accountant)
+    checker = InvariantChecker(store, accountant, kueue)
     if options.check_invariants:
         engine.after_each.append(checker)
     sampler = None
@@ -116,6 +124,9 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     loaded.pending.clear()
     scheduling.enqueue(initial)
     workloads.schedule_arrivals(spec.arrivals)
+    if kueue is not None:
+        for job in loaded.queued_jobs:
+            kueue.add_job(job, None)
     if sampler is not None:
         sampler()  # the samples before the first action (the hook runs only after one)
     engine.run(spec.until_seconds, options.progress)
@@ -133,12 +144,27 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
         result.notes += services.notes
     if starts is not None:
         result.cold_start = starts.summary()
+    if kueue is not None:
+        result.notes += kueue.notes
     used = gpu_use.finish(spec.until_seconds) + service_gpu_seconds(result.services, spec.services)
     result.gpu_hours_used = rounded(used / HOUR)
     timeline = sampler.finish() if sampler is not None else None
     if timeline is not None:
         result.fragmentation = fragmentation_summary(timeline)
-    return Simulation(result, store, store.log, checker.checks, timeline, services)
+    return Simulation(result, store, store.log, checker.checks, timeline, services, kueue)
+
+
+def kueue_controller(engine: Engine, store: Store, loaded: LoadedCluster, workloads: WorkloadController,
+                     classes: list[Raw], compiler: SelectorCompiler) -> KueueController | None:
+    """Kueue's controllers, when the cluster has a queue: the Jobs it manages go through it."""
+    objects = read_kueue_objects(loaded.kueue_objects, classes)
+    if not objects.present:
+        return None
+    kueue = KueueController(engine, store, objects, workloads.start_job, compiler, workloads.stop_job,
+                            workloads.succeeded)
+    workloads.queue_job = kueue.take_job
+    workloads.on_job_finished.append(kueue.job_finished)
+    return kueue
 
 
 def _refuse_unsupported(spec: RunSpec) -> None:

@@ -9,6 +9,10 @@ replaces it (a new name, the same completion index) after its pod-failure backof
 6 min), until more than ``backoffLimit`` (6) pods have failed; then the Job is failed
 (``BackoffLimitExceeded``) and creates no more pods. A Job annotated ``dratwin.io/gang: "true"`` is a gang:
 the scheduler places its active pods together or not at all.
+
+With Kueue (:mod:`dratwin.sim.kueue`), a Job it manages is handed to it on arrival (``queue_job``) and comes
+back through :meth:`WorkloadController.start_job` once admitted; ``on_job_finished`` hears when a Job ends
+(Complete: every completion succeeded; Failed: BackoffLimitExceeded and no pod left active).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dratwin.api.codec import decode_as
 from dratwin.api.resource import ResourceClaimTemplate
 from dratwin.api.workloads import Job
 from dratwin.cluster.load import add_created_pods
+from dratwin.cluster.state import PodRecord
 from dratwin.cluster.workloads import SIMULATION_EPOCH, expand_workloads, generated_name, object_uid
 from dratwin.scenario.model import Arrival
 from dratwin.scheduler.framework import PodInfo
@@ -57,6 +62,8 @@ class JobRun:
     succeeded: int = 0
     failed: int = 0
     backoff_limit_exceeded: bool = False
+    finished: bool = False
+    suspended: bool = False  # stopped (spec.suspend: true) until started again
     created_as: dict[str, Raw] = field(default_factory=dict)  # active pod key -> the pod as it was created
 
     def failure_backoff(self) -> float:
@@ -78,6 +85,9 @@ class WorkloadController:
     on_deployment: list[Callable[[Raw], None]] = field(default_factory=list)  # a Deployment arrived
     # Asked before pods are created: when the workload's pods may be (the LADF model cache); None: now.
     creatable_at: Callable[[str, float], float] | None = None
+    # Kueue takes the Jobs it manages on arrival (True: taken, it starts them when admitted); None: no Kueue.
+    queue_job: Callable[[Raw, float | None], bool] | None = None
+    on_job_finished: list[Callable[[str, bool], None]] = field(default_factory=list)  # (Job key, succeeded)
 
     def __post_init__(self) -> None:
         self.store.subscribe("Pod", self._on_pod)
@@ -103,7 +113,8 @@ class WorkloadController:
                 workloads.append(obj.raw)
         for raw in workloads:
             if raw.get("kind") == "Job":
-                self._start_job(raw, arrival.run_seconds)
+                if self.queue_job is None or not self.queue_job(raw, arrival.run_seconds):
+                    self.start_job(raw, arrival.run_seconds)
             else:
                 if raw.get("kind") == "Deployment":
                     for hook in self.on_deployment:
@@ -118,9 +129,13 @@ class WorkloadController:
         self.rejections += [str(r) for r in expansion.rejections]
         return list(expansion.pods)
 
-    def _start_job(self, raw: Raw, run_seconds: float | None) -> None:
+    def start_job(self, raw: Raw, run_seconds: float | None) -> None:
+        """A Job created, or unsuspended (Kueue admitted it again after an eviction): its pods for what is left."""
         meta = raw.get("metadata") or {}
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+        before = self.jobs.get(key)
+        if before is not None and before.suspended:
+            raw = _remaining(raw, before.succeeded)
         spec = decode_as(raw, Job, f"Job {key}").spec  # wrong types: the decode error names the field
         parallelism = 1 if spec.parallelism is None else spec.parallelism
         completions = spec.completions
@@ -137,8 +152,36 @@ class WorkloadController:
         gang = str((meta.get("annotations") or {}).get(GANG_ANNOTATION, "")).lower() == "true"
         limit = DEFAULT_BACKOFF_LIMIT if spec.backoff_limit is None else spec.backoff_limit
         job = JobRun(key, max(parallelism, 0), deque(pods), run_seconds, gang, limit)
+        if before is not None and before.suspended:  # status.succeeded and status.failed carry over
+            job.succeeded, job.failed = before.succeeded, before.failed
         self.jobs[key] = job
         self._create_next(job)
+
+    def succeeded(self, key: str) -> int:
+        """The Job's ``status.succeeded``: its pods that succeeded (0 for a Job not started)."""
+        job = self.jobs.get(key)
+        return job.succeeded if job is not None else 0
+
+    def stop_job(self, key: str) -> list[PodRecord]:
+        """``spec.suspend`` set to true (Kueue evicted the Job): its active pods are deleted, without counting as
+        failures, and no more are created until it is started again; returns the pods deleted, as they were."""
+        job = self.jobs.get(key)
+        if job is None or job.finished:
+            return []
+        job.suspended = True
+        job.waiting.clear()
+        deleted = []
+        for pod_key in sorted(job.active):
+            job.created_as.pop(pod_key, None)
+            self.job_of.pop(pod_key, None)
+            record = self.store.state.pods.get(pod_key)
+            if record is not None:
+                deleted.append(PodRecord(dict(record.raw), record.pod, record.info))
+                record.raw = suspended_pod(record.raw)
+                self.store.note("Killing", "Pod", pod_key, f"Job {key} suspended: its pods are deleted")
+                self.store.delete_pod(pod_key)
+        job.active.clear()
+        return deleted
 
     def _create_next(self, job: JobRun) -> None:
         batch: list[Raw] = []
@@ -190,6 +233,8 @@ class WorkloadController:
         if pod_phase(change.pod.raw) == "Succeeded":
             job.succeeded += 1
             self._create_next(job)
+            if not job.waiting and not job.active:
+                self._finished(job, succeeded=True)
             return
         job.failed += 1
         if job.failed > job.backoff_limit:
@@ -198,10 +243,19 @@ class WorkloadController:
                 job.waiting.clear()
                 self.notes.append(f"Job {job.key}: failed (BackoffLimitExceeded): {job.failed} pods failed, "
                                   f"backoffLimit {job.backoff_limit}")
+            if not job.active:
+                self._finished(job, succeeded=False)
             return
         if created_as is not None:
             job.waiting.appendleft(self._replacement(created_as))
         self.engine.after(job.failure_backoff(), WORLD, lambda: self._create_next(job))
+
+    def _finished(self, job: JobRun, *, succeeded: bool) -> None:
+        if job.finished:
+            return
+        job.finished = True
+        for hook in self.on_job_finished:
+            hook(job.key, succeeded)
 
     def _replacement(self, pod: Raw) -> Raw:
         """A new pod for a failed one: the same template and completion index under a fresh name."""
@@ -214,6 +268,24 @@ class WorkloadController:
         meta["name"], meta["uid"] = name, object_uid("v1", "Pod", namespace, name)
         fresh["status"] = {"phase": "Pending"}
         return fresh
+
+
+def _remaining(raw: Raw, succeeded: int) -> Raw:
+    """The Job as it goes on after a suspension: the completions that have not succeeded yet. (A work-queue Job,
+    without completions, goes on with its pods less those that succeeded; Indexed Jobs restart their indexes
+    from 0 here, where the Job controller would keep the succeeded ones: a simplification.)"""
+    out = copy.deepcopy(raw)
+    spec = out.setdefault("spec", {})
+    if spec.get("completions") is not None:
+        spec["completions"] = max(int(spec["completions"]) - succeeded, 0)
+    else:
+        spec["parallelism"] = max(int(spec.get("parallelism", 1)) - succeeded, 0)
+    return out
+
+
+def suspended_pod(raw: Raw) -> Raw:
+    """A pod the Job controller deletes because its Job was suspended: its containers are killed, it ends Failed."""
+    return with_phase(raw, "Failed")
 
 
 def workload_of(raw: Raw) -> str:

@@ -15,7 +15,17 @@ from dratwin.cel import CelDevice, SelectorCompiler
 from dratwin.cel.classes import classes_selecting
 from dratwin.cluster.roles import time_slicing_warning
 from dratwin.cluster.state import ClusterState
+from dratwin.twin.report_kueue import (
+    HEADER,
+    cluster_queue_json,
+    waiting_lines,
+    workload_json,
+    workload_objects,
+    workload_rows,
+)
 from dratwin.twin.schedule import ScheduleReport
+
+RUN_TIME = 0.0  # a one-shot run is the cluster at time 0: every Workload's age is 0s
 
 
 @dataclass(frozen=True)
@@ -27,9 +37,10 @@ class ClassUsage:
 
 
 def objects(report: ScheduleReport) -> list[dict[str, Any]]:
-    """Every pod and claim as the API server would store it after this run, pods first."""
+    """Every pod and claim as the API server would store it after this run, pods first, then Kueue's Workloads."""
     state = report.state
-    return [r.raw for r in state.pods.values()] + [r.raw for r in state.claims.values()]
+    return [r.raw for r in state.pods.values()] + [r.raw for r in state.claims.values()] + \
+        list(workload_objects(report.kueue, state.workloads))
 
 
 def render_yaml(report: ScheduleReport) -> str:
@@ -65,7 +76,10 @@ def summary(report: ScheduleReport, compiler: SelectorCompiler) -> dict[str, Any
                        for b in report.loaded.blocked],
         "warnings": warnings(report),
         "notes": report.loaded.notes,
-    }
+    } | ({} if report.kueue is None else {
+        "workloads": workload_json(report.kueue, state.workloads, RUN_TIME),
+        "clusterQueues": cluster_queue_json(report.kueue),
+    })
 
 
 def render_table(report: ScheduleReport, compiler: SelectorCompiler) -> str:
@@ -81,6 +95,8 @@ def render_table(report: ScheduleReport, compiler: SelectorCompiler) -> str:
             rows.append((attempt.pod, attempt.node or "", first))
             rows.extend(("", "", more) for more in devices[1:])
         lines += [*_columns(rows), ""]
+    if report.kueue is not None:
+        lines += _workload_lines(report)
     failed = [a for a in attempts if not a.scheduled]
     if failed:
         lines.append(f"UNSCHEDULABLE ({len(failed)})")
@@ -101,6 +117,20 @@ def render_table(report: ScheduleReport, compiler: SelectorCompiler) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _workload_lines(report: ScheduleReport) -> list[str]:
+    assert report.kueue is not None
+    rows = workload_rows(report.kueue, report.state.workloads, RUN_TIME)
+    admitted = sum(1 for w in report.kueue.workloads if w.admitted_at is not None)
+    lines = [f"{admitted} of {len(rows)} Kueue workload(s) admitted", ""]
+    if rows:
+        lines += [*_columns([HEADER, *rows]), ""]
+    waiting = waiting_lines(report.kueue)
+    if waiting:
+        lines.append(f"WAITING FOR ADMISSION ({len(waiting)})")
+        lines += [*waiting, ""]
+    return lines
+
+
 def warnings(report: ScheduleReport) -> list[str]:
     """What a platform engineer must act on: devices handed out twice, EFAs a sharing pod may not get, pods
     admission refused."""
@@ -114,6 +144,8 @@ def warnings(report: ScheduleReport) -> list[str]:
     found += shared_efa_warnings(r.claim for r in report.state.claims.values()).values()
     found += [str(r) for r in report.loaded.rejections]
     found += report.loaded.unmodelled
+    if report.kueue is not None:
+        found += report.kueue.notes
     return found
 
 

@@ -3,7 +3,9 @@
 The run (:mod:`dratwin.sim.one_shot`) is the simulation's store, scheduling controller with its queue, the
 twin's binder (:mod:`dratwin.scheduler.binder`) and resourceclaim controller, at virtual time 0, until every
 pending pod has had its attempt; then the pods that controllers create once the first ones are placed (the
-IMEX daemons of ComputeDomains) get theirs. The report is read from the cluster state the run left.
+IMEX daemons of ComputeDomains) get theirs. With Kueue, its controller runs in the same pass: the queued
+Jobs' Workloads are admitted (or left waiting) first and the admitted Jobs' pods scheduled with the others.
+The report is read from the cluster state the run left.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dratwin.scheduler.binder import StateBinder
 from dratwin.scheduler.plugins.dynamic_resources import DynamicResources
 from dratwin.scheduler.profile import Options, default_profile
 from dratwin.scheduler.scheduler import Attempt
+from dratwin.sim.kueue_view import KueueView
 from dratwin.sim.one_shot import OneShot
 
 # Where these lived before the control plane's parts were split out; callers may import them from here.
@@ -33,6 +36,7 @@ class ScheduleReport:
     loaded: LoadedCluster
     attempts: list[Attempt] = field(default_factory=list)
     dra: DynamicResources | None = None
+    kueue: KueueView | None = None  # None: no Kueue in the cluster
 
     @property
     def state(self) -> ClusterState:
@@ -81,7 +85,8 @@ def schedule(
         if not run.reached_until:
             # pods that controllers create once the first ones are placed (the IMEX daemons of ComputeDomains)
             attempts += one_shot.run(imex_daemons(loaded, random.Random(f"imex-daemons/{options.seed}"))).attempts
-    return ScheduleReport(loaded, attempts, run.dra)
+    kueue = one_shot.kueue.view() if one_shot.kueue is not None else None
+    return ScheduleReport(loaded, attempts, run.dra, kueue)
 
 
 @contextlib.contextmanager
