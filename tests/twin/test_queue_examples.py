@@ -1,5 +1,6 @@
-"""The queue scenarios of ``examples/queues/``: ``dratwin explain`` of their Workloads, compared with the
-golden files in ``tests/golden/queues/`` byte for byte, and the mismatch each scenario is there to show.
+"""The queue scenarios of ``examples/queues/``: ``dratwin schedule`` of each and ``dratwin explain`` of their
+Workloads, compared with the golden files in ``tests/golden/queues/`` byte for byte, and the mismatch each
+scenario is there to show.
 
 Regenerate after an intended change, then read the diff before committing::
 
@@ -64,17 +65,7 @@ def _run(case: QueueCase, capsys: pytest.CaptureFixture[str], *extra: str) -> tu
 def test_queue_example_golden(case: QueueCase, capsys: pytest.CaptureFixture[str]) -> None:
     rc, out = _run(case, capsys)
     assert rc == case.exit_status
-    golden = GOLDEN / f"{case.name}.out"
-    if UPDATE:
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_text(out)
-        return
-    assert golden.exists(), f"{golden} is missing: run with DRATWIN_UPDATE_GOLDEN=1 to create it"
-    expected = golden.read_text()
-    if out != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(keepends=True), out.splitlines(keepends=True),
-                                            f"tests/golden/queues/{case.name}.out", "dratwin explain"))
-        pytest.fail(f"explain output differs from the golden file (DRATWIN_UPDATE_GOLDEN=1 to accept):\n{diff}")
+    _compare(GOLDEN / f"{case.name}.out", out, "dratwin explain")
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -89,5 +80,33 @@ def test_queue_example_json(case: QueueCase, capsys: pytest.CaptureFixture[str])
     assert found["placement"]["summary"]
 
 
+SCENARIOS = ["team-quota", "dra-unplaceable", "flavor-skipped", "dra-quota"]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_queue_example_schedule_golden(scenario: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``dratwin schedule`` of each scenario: the admitted Jobs' pods placed, the Workloads with Kueue's print
+    columns and the reasons of those waiting (exit status 1 wherever a pod or a Workload waits)."""
+    rc = main(["schedule", *BASE, "-f", str(QUEUES / scenario)])
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert rc in (0, 1)
+    _compare(GOLDEN / f"{scenario}-schedule.out", captured.out, "dratwin schedule")
+
+
+def _compare(golden: Path, out: str, what: str) -> None:
+    if UPDATE:
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(out)
+        return
+    assert golden.exists(), f"{golden} is missing: run with DRATWIN_UPDATE_GOLDEN=1 to create it"
+    expected = golden.read_text()
+    if out != expected:
+        diff = "".join(difflib.unified_diff(expected.splitlines(keepends=True), out.splitlines(keepends=True),
+                                            f"tests/golden/queues/{golden.name}", what))
+        pytest.fail(f"{what} output differs from the golden file (DRATWIN_UPDATE_GOLDEN=1 to accept):\n{diff}")
+
+
 def test_every_queue_golden_has_a_case() -> None:
-    assert sorted(p.stem for p in GOLDEN.glob("*.out")) == sorted(c.name for c in CASES)
+    expected = [c.name for c in CASES] + [f"{s}-schedule" for s in SCENARIOS]
+    assert sorted(p.stem for p in GOLDEN.glob("*.out")) == sorted(expected)

@@ -5,15 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import random
+from collections.abc import Collection, Sequence
 
 from dratwin.allocator import Features
+from dratwin.api.intake import Admitted, admit
 from dratwin.cel import SelectorCompiler
-from dratwin.cli.explain_queued import admitted_note, explain_queued, loaded_after_kueue, queued_input, queued_pod
+from dratwin.cli.explain_queued import admitted_note, explain_queued
 from dratwin.cli.main import load_inputs
-from dratwin.cluster.load import load_cluster
+from dratwin.cluster.load import LoadedCluster, load_cluster
 from dratwin.errors import InputError
 from dratwin.scheduler.scoring import scoring_named
 from dratwin.twin.explain import PodExplanation, explain_claim, explain_pod
+from dratwin.twin.kueue_state import run_with_kueue
 from dratwin.twin.schedule import Options, schedule
 
 EPILOG = """\
@@ -32,10 +35,10 @@ examples:
       has no pods: the pod name is mapped to its Job's Workload)
 
 The pod is explained in the state it met when kube-scheduler tried it (the run is repeated, with the
-same seed, up to that pod). With Kueue's ClusterQueues and LocalQueues in the input, queued Jobs are
-suspended until Kueue's scheduling cycles admit them (run to the end at time 0 over the input), and admitted
-ones start with their flavors' nodeLabels and tolerations. Exit status: 0 scheduled, allocated or admitted
-and placed, 1 pending, 2 bad input.
+same seed, up to that pod). With Kueue's ClusterQueues and LocalQueues in the input, the run is the one
+`dratwin schedule` makes: queued Jobs are suspended until Kueue's scheduling cycles admit them (at time 0,
+until the queues settle), and admitted ones start with their flavors' nodeLabels and tolerations. Exit
+status: 0 scheduled, allocated or admitted and placed, 1 pending, 2 bad input.
 """
 
 
@@ -64,28 +67,46 @@ def run(args: argparse.Namespace) -> int:
     scoring = scoring_named(args.scoring)
     options = Options(args.seed, scoring.strategy, args.percentage_of_nodes_to_score, scoring.policy)
     objects = load_inputs(args.paths, args.recursive, "explain")
-    queues = queued_input(objects)
     if kind in ("workload", "job"):
-        return explain_queued(args, kind, key, queues, features, options, compiler)
-    if queues.state is None:
-        loaded = load_cluster(objects, features, random.Random(args.seed))
-    else:  # the cluster as Kueue leaves it: queued Jobs suspended until admitted
-        loaded = loaded_after_kueue(queues, features, args.seed)
+        return explain_queued(args, kind, key, admit(objects), features, options, compiler)
+    loaded = load_cluster(objects, features, random.Random(args.seed), kueue=True)
     known = {**loaded.state.pods, **dict.fromkeys(loaded.waiting)} if kind == "pod" else loaded.state.claims
-    if kind == "pod" and key not in known and queues.state is not None:
-        queued = queued_pod(queues.state, key)
-        if queued is not None:
-            return explain_queued(args, "workload", queued.key, queues, features, options, compiler, asked=key)
+    if kind == "pod" and key not in known and loaded.queued_jobs:
+        # a queued Job's pods exist only once Kueue admits it, during the run
+        return _queued_job_pod(args, key, admit(objects), loaded, features, options, compiler)
     if key not in known:
-        refused = [r for r in loaded.rejections if f" {key}:" in r or f"/{key.split('/')[-1]}:" in r]
-        why = "; it was refused: " + "; ".join(refused) if refused else ""
-        raise InputError(f"{kind} {key} is not in the input (after running the controllers){why}; "
-                         f"{kind}s: {', '.join(sorted(known)[:10]) or 'none'}")
+        raise InputError(_not_in_input(kind, key, known, loaded.rejections))
     report = schedule(loaded, options, compiler, until=key if kind == "pod" else None)
     explanation: PodExplanation = explain_pod(report, key) if kind == "pod" else explain_claim(report, key)
+    return _print(args, explanation, loaded)
+
+
+def _queued_job_pod(args: argparse.Namespace, key: str, admitted: Admitted, loaded: LoadedCluster,
+                    features: Features, options: Options, compiler: SelectorCompiler) -> int:
+    """A pod named as a queued Job's: the pod itself once Kueue admitted the Job, else its Workload."""
+    found = run_with_kueue(admitted.objects, features, options, compiler)
+    queued = found.by_pod(key) if found is not None else None
+    if found is None or queued is None:
+        raise InputError(_not_in_input("pod", key, loaded.state.pods, loaded.rejections))
+    if key not in found.loaded.state.pods:
+        return explain_queued(args, "workload", queued.key, admitted, features, options, compiler, run=found,
+                              asked=f"pod {key}")
+    again = run_with_kueue(admitted.objects, features, options, compiler, until=key)
+    assert again is not None
+    explanation = explain_pod(again.report(), key)
+    explanation.notes += admitted_note(queued)
+    return _print(args, explanation, loaded)
+
+
+def _not_in_input(kind: str, key: str, known: Collection[str], rejections: Sequence[str]) -> str:
+    refused = [r for r in rejections if f" {key}:" in r or f"/{key.split('/')[-1]}:" in r]
+    why = "; it was refused: " + "; ".join(refused) if refused else ""
+    return (f"{kind} {key} is not in the input (after running the controllers){why}; "
+            f"{kind}s: {', '.join(sorted(known)[:10]) or 'none'}")
+
+
+def _print(args: argparse.Namespace, explanation: PodExplanation, loaded: LoadedCluster) -> int:
     explanation.notes += loaded.rejections + loaded.conversions
-    if kind == "pod" and queues.state is not None:
-        explanation.notes += admitted_note(queues.state, key)
     if args.output == "json":
         print(json.dumps(explanation.to_dict(), indent=2))
     else:

@@ -10,19 +10,15 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-import random
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from dratwin.allocator import Features
-from dratwin.api.intake import Admitted, admit
-from dratwin.api.loader import LoadedObject
+from dratwin.api.intake import Admitted
 from dratwin.cel import SelectorCompiler
-from dratwin.cluster.load import LoadedCluster, load_cluster
 from dratwin.errors import InputError
 from dratwin.kueue.cycle import Admitted as AdmittedWorkload
 from dratwin.twin.explain_workload import explain_workload
-from dratwin.twin.kueue_state import KueueState, QueuedWorkload, kueue_state
+from dratwin.twin.kueue_state import KueueRun, QueuedWorkload, run_with_kueue
 from dratwin.twin.schedule import Options
 
 NO_KUEUE = ("the input holds no Kueue ClusterQueue or LocalQueue, so no Workload is queued; add the "
@@ -30,46 +26,28 @@ NO_KUEUE = ("the input holds no Kueue ClusterQueue or LocalQueue, so no Workload
             "with pod/NAMESPACE/NAME")
 
 
-@dataclass
-class QueuedInput:
-    admitted: Admitted  # the input as read and converted
-    state: KueueState | None  # None: no Kueue in this cluster
+def explain_queued(args: argparse.Namespace, kind: str, key: str, admitted: Admitted, features: Features,
+                   options: Options, compiler: SelectorCompiler, run: KueueRun | None = None,
+                   asked: str = "") -> int:
+    """Explain the Workload ``key`` (``kind`` workload) or the Workload of the Job ``key`` (``kind`` job)."""
+    def rerun(pod: str) -> KueueRun | None:
+        return run_with_kueue(admitted.objects, features, options, compiler, until=pod)
 
-
-def queued_input(objects: Sequence[LoadedObject]) -> QueuedInput:
-    admitted = admit(objects)
-    return QueuedInput(admitted, kueue_state(admitted.objects))
-
-
-def loaded_after_kueue(queues: QueuedInput, features: Features, seed: int) -> LoadedCluster:
-    """The cluster with Kueue's decisions applied (the refusals and notes of reading kept)."""
-    assert queues.state is not None
-    loaded = load_cluster(queues.state.objects, features, random.Random(seed), admitted_already=True)
-    loaded.rejections = queues.admitted.rejections() + loaded.rejections
-    loaded.notes = list(queues.admitted.notes) + loaded.notes
-    loaded.conversions = list(queues.admitted.notes)
-    return loaded
-
-
-def explain_queued(args: argparse.Namespace, kind: str, key: str, queues: QueuedInput, features: Features,
-                   options: Options, compiler: SelectorCompiler, asked: str = "") -> int:
-    state = queues.state
-    if state is None:
+    run = run or run_with_kueue(admitted.objects, features, options, compiler)
+    if run is None:
         raise InputError(NO_KUEUE)
     if kind == "job":
         namespace, _, name = key.partition("/")
-        queued = state.by_job(namespace, name)
+        queued = run.by_job(namespace, name)
         if queued is None:
-            raise InputError(_unknown(state, "job", key, [w.owner.namespace + "/" + w.owner.name
-                                                          for w in state.workloads.values()
-                                                          if w.owner is not None and w.owner.kind == "Job"]))
+            raise InputError(_unknown("job", key, [f"{w.job_namespace}/{w.job_name}" for w in run.workloads.values()]))
         asked = asked or f"job {key}"
         key = queued.key
-    elif key not in state.workloads:
-        raise InputError(_unknown(state, "workload", key, list(state.workloads)))
-    explanation = explain_workload(state, key, features, options, compiler, args.seed)
-    explanation.asked_as = f"pod {asked}" if asked and "/" in asked and not asked.startswith("job ") else asked
-    explanation.notes += queues.admitted.rejections() + list(queues.admitted.notes)
+    elif key not in run.workloads:
+        raise InputError(_unknown("workload", key, list(run.workloads)))
+    explanation = explain_workload(run, key, rerun)
+    explanation.asked_as = asked
+    explanation.notes += admitted.rejections() + list(admitted.notes)
     if args.output == "json":
         print(json.dumps(explanation.to_dict(), indent=2))
     else:
@@ -77,24 +55,15 @@ def explain_queued(args: argparse.Namespace, kind: str, key: str, queues: Queued
     return 0 if explanation.status == "Admitted" else 1
 
 
-def _unknown(state: KueueState, kind: str, key: str, known: Sequence[str]) -> str:
+def _unknown(kind: str, key: str, known: Sequence[str]) -> str:
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]}?" if close else ""
     shown = ", ".join(sorted(known)[:10]) or "none"
     return f"{kind} {key} is not queued by Kueue in the input{hint} ({kind}s: {shown})"
 
 
-def queued_pod(state: KueueState, key: str) -> QueuedWorkload | None:
-    """The queued Job whose pods' names ``key`` has (the longest Job name that is a prefix of it)."""
-    namespace, _, name = key.partition("/")
-    owners = [w for w in state.workloads.values() if w.owner is not None and w.owner.kind == "Job"
-              and (w.owner.namespace or "default") == namespace and name.startswith(w.owner.name + "-")]
-    return max(owners, key=lambda w: len(w.owner.name) if w.owner is not None else 0, default=None)
-
-
-def admitted_note(state: KueueState, key: str) -> list[str]:
+def admitted_note(queued: QueuedWorkload | None) -> list[str]:
     """For a pod of an admitted Job: which Workload admitted it, where."""
-    queued = queued_pod(state, key)
     if queued is None or not isinstance(queued.verdict, AdmittedWorkload):
         return []
     how = "borrowing from its cohort" if queued.verdict.borrowing else "within its nominal quota"

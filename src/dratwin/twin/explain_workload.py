@@ -6,32 +6,25 @@ looking at quota. The explanation shows both for one Workload:
 
 - the quota view (:mod:`dratwin.kueue.explain`): Kueue's condition in its own words, then per PodSet,
   flavor and resource the numbers behind it;
-- the placement view: the Workload's pods as Kueue would start them (its flavors' nodeLabels and
-  tolerations injected, :func:`dratwin.kueue.jobs.inject_flavors`), run through the scheduler twin after
-  the Workloads Kueue admitted; the first pod that finds no node is explained as ``explain pod/...``
-  explains it (the same per-node and per-device reasons);
+- the placement view: the Workload's pods as Kueue starts them (its flavors' nodeLabels and tolerations
+  injected, :func:`dratwin.kueue.jobs.admitted_job`), placed by the scheduler twin in the one-shot run of
+  the control plane with Kueue's controller (:mod:`dratwin.twin.kueue_state`), after the Workloads it
+  admitted; a Workload that waits is started after them, as if admitted. The first pod that finds no
+  node is explained as ``explain pod/...`` explains it (the same per-node and per-device reasons);
 - the two mismatches users hit: quota admits (or would) but no node can place the pods, and the nodes
   have room but quota blocks.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dratwin.allocator import Features
-from dratwin.api.loader import LoadedObject
-from dratwin.cel import SelectorCompiler
-from dratwin.cluster.load import LoadedCluster, load_cluster
 from dratwin.kueue.explain import QuotaView, shortfalls
-from dratwin.kueue.jobs import inject_flavors
 from dratwin.twin.explain import PodExplanation, explain_pod
-from dratwin.twin.kueue_state import KueueState, QueuedWorkload
-from dratwin.twin.schedule import Options, ScheduleReport, schedule
+from dratwin.twin.kueue_state import KueueRun
 
-JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 QUOTA_ADMITS_UNPLACEABLE = "QuotaAdmitsButNoNodePlaces"
 PLACEABLE_QUOTA_BLOCKS = "NodesFreeButQuotaBlocks"
 
@@ -89,7 +82,7 @@ class PlacementView:
 @dataclass
 class WorkloadExplanation:
     workload: str
-    owner: str  # "Job ns/name", or "" for a Workload written as such
+    owner: str  # "Job ns/name"
     quota: QuotaView
     placement: PlacementView
     mismatches: list[Mismatch] = field(default_factory=list)
@@ -120,45 +113,44 @@ class WorkloadExplanation:
                 "mismatches": [m.to_dict() for m in self.mismatches], "notes": self.notes}
 
 
-def explain_workload(state: KueueState, key: str, features: Features, options: Options,
-                     compiler: SelectorCompiler | None, seed: int) -> WorkloadExplanation:
-    """Both views of the Workload ``key`` of ``state`` and the mismatches between them."""
-    import random
-
-    queued = state.workloads[key]
-    view = state.view(key)
+def explain_workload(run: KueueRun, key: str, rerun: Callable[[str], KueueRun | None]) -> WorkloadExplanation:
+    """Both views of the Workload ``key`` of ``run`` and the mismatches between them. ``rerun(pod)`` repeats
+    the run up to ``pod``, so that the first pod that finds no node is explained in the state it met."""
+    queued = run.workloads[key]
+    view = run.view(key)
     flavors = sorted({f for p in queued.entry.workload.spec.pod_sets for f in view.flavors_for(p.name)})
-    objects, refused, made = _placement_objects(state, queued, view)
+    refused = "" if queued.admitted else run.start(queued, flavors)
     placement = PlacementView(queued.admitted, flavors, [], refused=refused)
-    notes = list(state.notes)
+    notes = run.notes
     if not flavors and any(p.flavors for p in view.pod_sets):
         notes.append("no flavor of the ClusterQueue can take the pods (see the quota view): they are placed without "
                      "a flavor's nodeLabels and tolerations, which Kueue would never start them without")
     if not refused:
-        loaded = load_cluster(objects, features, random.Random(seed), admitted_already=True)
-        report = schedule(loaded, options, compiler)
-        placement.pods = _target_pods(loaded, queued, made)
+        report = run.report()
+        placement.pods = run.job_pods(queued)
         for pod in placement.pods:
             attempt = report.attempt_of(pod)
             if attempt is not None and attempt.scheduled and attempt.node:
                 placement.placed[pod] = attempt.node
         unplaced = [p for p in placement.pods if p not in placement.placed]
         if unplaced:
-            placement.first_unplaced = _explain_first(objects, features, options, compiler, seed, unplaced[0])
-        notes += report.loaded.rejections
+            placement.first_unplaced = _explain_first(rerun, key, flavors, unplaced[0])
+        notes += run.loaded.rejections
     explanation = WorkloadExplanation(key, queued.owner_ref, view, placement, notes=notes)
     explanation.mismatches = mismatches(view, placement)
     return explanation
 
 
-def _explain_first(objects: Sequence[LoadedObject], features: Features, options: Options,
-                   compiler: SelectorCompiler | None, seed: int, pod: str) -> PodExplanation:
+def _explain_first(rerun: Callable[[str], KueueRun | None], key: str, flavors: Sequence[str],
+                   pod: str) -> PodExplanation | None:
     """The pod in the state it met when it was tried (the run repeated up to it, as ``explain pod`` does)."""
-    import random
-
-    loaded = load_cluster(objects, features, random.Random(seed), admitted_already=True)
-    report: ScheduleReport = schedule(loaded, options, compiler, until=pod)
-    return explain_pod(report, pod)
+    again = rerun(pod)
+    if again is None:
+        return None
+    queued = again.workloads[key]
+    if not queued.admitted:
+        again.start(queued, flavors)
+    return explain_pod(again.report(), pod)
 
 
 def mismatches(view: QuotaView, placement: PlacementView) -> list[Mismatch]:
@@ -184,65 +176,6 @@ def mismatches(view: QuotaView, placement: PlacementView) -> list[Mismatch]:
                               f"the nodes have room for {_every(placement.pods)} (their devices are free), "
                               f"but quota blocks: {because}"))
     return found
-
-
-def _placement_objects(state: KueueState, queued: QueuedWorkload,
-                       view: QuotaView) -> tuple[list[LoadedObject], str, list[str]]:
-    """The input after Kueue with the Workload's pods started: (objects, why they cannot start, the names of
-    pods made here for a Workload that no Job of the input owns)."""
-    objects = list(state.objects)
-    if queued.owner is not None:
-        if queued.admitted:
-            return objects, "", []
-        flavors = view.flavors_for(queued.entry.workload.spec.pod_sets[0].name)
-        started = state.started(queued, flavors)
-        if isinstance(started, str):
-            return objects, started, []
-        if started is None:
-            return objects, "the Job could not be started", []
-        index = next(i for i, o in enumerate(objects)
-                     if o.kind == "Job" and o.namespace == queued.owner.namespace and o.name == queued.owner.name)
-        objects.pop(index)
-        return [*objects, started], "", []
-    pods, refused = _workload_pods(state, queued, view)
-    return [*objects, *pods], refused, [f"{p.namespace or 'default'}/{p.name}" for p in pods]
-
-
-def _workload_pods(state: KueueState, queued: QueuedWorkload, view: QuotaView) -> tuple[list[LoadedObject], str]:
-    """For a Workload with no job in the input: its PodSets' pods, as its owner would create them."""
-    import msgspec
-
-    workload = queued.entry.workload
-    namespace = workload.metadata.namespace or "default"
-    pods = []
-    for pod_set in workload.spec.pod_sets:
-        template = msgspec.to_builtins(pod_set.template)
-        spec = copy.deepcopy(template.get("spec") or {})
-        conflict = inject_flavors(spec, [state.flavors[f] for f in view.flavors_for(pod_set.name)
-                                         if f in state.flavors])
-        if conflict is not None:
-            return [], conflict.message
-        for index in range(pod_set.count):
-            meta = dict(template.get("metadata") or {})
-            meta.update({"name": f"{workload.metadata.name}-{pod_set.name}-{index}", "namespace": namespace})
-            raw = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": copy.deepcopy(spec)}
-            source = state.objects[0].source if state.objects else None
-            if source is None:
-                return [], "the input holds no object to place the pods beside"
-            pods.append(LoadedObject(raw, source))
-    return pods, ""
-
-
-def _target_pods(loaded: LoadedCluster, queued: QueuedWorkload, made: Sequence[str]) -> list[str]:
-    if made:
-        return [p for p in made if p in loaded.state.pods]
-    owner = queued.owner
-    if owner is None:
-        return []
-    namespace = owner.namespace or "default"
-    return [info.key for info in loaded.pending
-            if info.pod.metadata.namespace == namespace
-            and (info.pod.metadata.labels or {}).get(JOB_NAME_LABEL) == owner.name]
 
 
 def _s(items: Sequence[object]) -> str:
