@@ -57,6 +57,9 @@ demo: $(STAMP)
 	$(BIN)/dratwin schedule -f examples/compute-domain/
 	@# What Karpenter would launch for the plan example, from zero (its MIG pods can never be provisioned: 1).
 	$(BIN)/dratwin plan -f examples/deviceclasses.yaml -f examples/plan/ || test $$? -eq 1
+	@# Kueue: quota blocks while a node is idle; quota admits what DRA cannot place (both exit status 1).
+	$(BIN)/dratwin explain job/team-a/finetune -f examples/deviceclasses.yaml -f examples/queues/cluster.yaml -f examples/queues/team-quota/ || test $$? -eq 1
+	$(BIN)/dratwin explain job/llm/tp-bench -f examples/deviceclasses.yaml -f examples/queues/cluster.yaml -f examples/queues/dra-unplaceable/ || test $$? -eq 1
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests bench

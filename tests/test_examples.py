@@ -57,7 +57,7 @@ def test_files_are_the_documented_ones() -> None:
     assert (EXAMPLES / "README.md").is_file()
     scenarios = sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir())
     assert scenarios == ["compute-domain", "dranet", "missing-deviceclass", "neuron", "oversubscribed-node", "plan",
-                         "simulate"]
+                         "queues", "simulate"]
 
 
 def test_names_are_unique_across_files(objects: list[LoadedObject]) -> None:

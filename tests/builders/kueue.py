@@ -9,7 +9,7 @@ import msgspec
 
 from dratwin.api.kueue import ClusterQueue, Cohort, ResourceFlavor, Workload
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
-from dratwin.kueue.cycle import Entry, Snapshot
+from dratwin.kueue.cycle import Admitted, Entry, Pending, Queues, Snapshot, run_until_settled
 from dratwin.kueue.dra import DraInputs
 from dratwin.kueue.quota import QuotaTree, cq_key
 from dratwin.kueue.usage import workload_usage
@@ -187,3 +187,20 @@ def queued(wire: Wire, cq: str, timestamp: float = 0.0) -> Entry:
     typed = msgspec.convert(wire, Workload)
     usage = workload_usage(typed)
     return Entry(typed, cq, usage, timestamp)
+
+
+def settled(queues: Sequence[Wire], workloads: Sequence[Wire], cohorts: Sequence[Wire] = (),
+            flavors: Sequence[Wire] | None = None, cluster_queue: str = "cq") -> tuple[
+                Snapshot, dict[str, Entry], dict[str, Admitted | Pending]]:
+    """Kueue's cycles run until settled over ``queues`` and ``workloads`` (all in ``cluster_queue``, queued in
+    the given order): the snapshot left, the entries and the last word on each, by namespace/name."""
+    snapshot = kueue_snapshot(queues, cohorts, flavors=flavors)
+    pending = Queues.of(snapshot.cluster_queues.values())
+    entries: dict[str, Entry] = {}
+    for order, wire in enumerate(workloads):
+        entry = queued(wire, cluster_queue, float(order))
+        entries[entry.key] = entry
+        pending.push(entry)
+    admitted, last = run_until_settled(snapshot, pending)
+    verdicts: dict[str, Admitted | Pending] = {**last, **{a.entry.key: a for a in admitted}}
+    return snapshot, entries, verdicts
