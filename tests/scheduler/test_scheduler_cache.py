@@ -34,7 +34,8 @@ class Forgetful(Scheduler):
     scored again, as kube-scheduler does."""
 
     def schedule_one(self, pod: PodInfo) -> Attempt:
-        self._tables.clear()
+        self._tables.clear()  # the outcomes per node and the last failure of each shape
+        self.profile.dra._pre_filtered.clear()  # each pod's PreFilter
         return super().schedule_one(pod)
 
 

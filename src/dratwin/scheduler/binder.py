@@ -85,10 +85,24 @@ def mark_unschedulable(state: ClusterState, attempt: Attempt) -> None:
         return
     reason = "SchedulerError" if attempt.error else "Unschedulable"
     condition = {"type": SCHEDULED_CONDITION, "status": "False", "reason": reason, "message": attempt.message}
-    status = with_condition(record.raw.get("status") or {}, condition)
+    current = record.raw.get("status") or {}
+    if _holds_last(current, condition) and (not attempt.nominated_node or
+                                            current.get("nominatedNodeName") == attempt.nominated_node):
+        return  # a retry that failed the same way: writing the condition again would give an equal pod
+    status = with_condition(current, condition)
     if attempt.nominated_node:
         status["nominatedNodeName"] = attempt.nominated_node
     record.raw = {**record.raw, "status": status}
+
+
+def _holds_last(status: dict[str, Any], condition: dict[str, Any]) -> bool:
+    """Whether ``with_condition(status, condition)`` would equal ``status``: a phase is set and the condition
+    is the last one, the only one of its type."""
+    conditions: list[dict[str, Any]] = status.get("conditions") or []
+    if not status.get("phase") or not conditions or conditions[-1] != condition:
+        return False
+    kind = condition["type"]
+    return [c.get("type") for c in conditions].count(kind) == 1
 
 
 def with_condition(status: dict[str, Any], condition: dict[str, Any]) -> dict[str, Any]:

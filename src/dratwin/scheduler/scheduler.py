@@ -69,6 +69,10 @@ class _ShapeTable:
     # Whether a failed cycle's diagnosis holds ``statuses`` as it was: the next store copies it first, so a
     # failed cycle costs no copy of thousands of slots, and a retry with no node changed none at all.
     lent: bool = False
+    # The last failed cycle of this shape, with the cluster's stamp (``Scheduler._stamp``) it met. While the
+    # stamp has not moved on, nothing the filters or the dry run read has changed: a pod of this shape fails
+    # again with the same diagnosis, and the round-robin start does not move (a failed cycle walks every node).
+    failure: tuple[tuple[int, int], str, Diagnosis] | None = None
 
     @classmethod
     def empty(cls, count: int, dra_global: int, seen: int) -> _ShapeTable:
@@ -244,12 +248,20 @@ class Scheduler:
             if not status.ok:
                 diagnosis.pre_filter = status.with_plugin(plugin.name)
                 return self._post_filter(state, pod, diagnosis)  # PostFilter runs after any fit error
-        state[SHAPE_KEY] = self._shape(state, pod)
+        shape = state[SHAPE_KEY] = self._shape(state, pod)
+        known = self._tables.get(shape)
+        if known is not None and known.failure is not None and known.failure[0] == self._stamp():
+            _, message, last = known.failure
+            return Attempt(pod.key, message=message, diagnosis=last)
         feasible, failure = self._find_feasible(state, pod, nodes, diagnosis)
         if failure is not None:
             return Attempt(pod.key, error=failure.reasons[0], message=failure.reasons[0])
         if not feasible:
-            return self._post_filter(state, pod, diagnosis)
+            attempt = self._post_filter(state, pod, diagnosis)
+            table = self._tables.get(shape)  # none without nodes
+            if table is not None and not attempt.victims:  # evictions changed the cluster: nothing to reuse
+                table.failure = (self._stamp(), attempt.message, diagnosis)
+            return attempt
         chosen = nodes[feasible[0]].name if len(feasible) == 1 else self._select(state, pod, feasible)
         dra = self.profile.dra
         dra.filter(state, pod, self.cluster.nodes[chosen])  # its outcome for the chosen node (cached: cheap)
@@ -259,7 +271,13 @@ class Scheduler:
             self.binder.create_extended_claim(pod, special, dra.extended_requests(state))
         self.binder.bind(pod, chosen, allocations, dra.claims_to_reserve(state, chosen))
         self._spec_keys.pop(pod.key, None)  # a bound pod is not scheduled again: its key would only be kept
+        dra.forget(pod.key)
         return Attempt(pod.key, node=chosen, allocations=allocations)
+
+    def _stamp(self) -> tuple[int, int]:
+        """Where the cluster stands for the filters: every change of a node (pods, devices, taints) adds a
+        journal entry, and devices not bound to a node move the global DRA version."""
+        return len(self._journal), self.cluster.dra_global_version
 
     # ---- phases ------------------------------------------------------------------------------------
 

@@ -80,6 +80,10 @@ class SchedulingController:
     _nodes_seen: int = -1
     # Claims a gang's take-back restored at this time: their events free nothing for anyone else.
     _restored: tuple[float, set[str]] = (-1.0, set())
+    # Which pods that entered the unschedulable pool use each claim, read as they entered it (a pending pod's
+    # claims are named when it is created, with it): the new-claim hint looks up its users, not the pool.
+    _claim_users: dict[str, set[str]] = field(default_factory=dict)
+    _claims_of: dict[str, tuple[Pod, list[str]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for kind in ("Pod", "ResourceClaim", "Node", "ResourceSlice"):
@@ -110,6 +114,7 @@ class SchedulingController:
         if change.kind == "Pod":
             if change.type == "Deleted":
                 self.queue.delete(change.key)
+                self._unindex_claims(change.key)
                 self._forget_gang_member(change.key)
                 # NodeResourcesFit's hint: the deletion of a pod that was never bound frees nothing.
                 if change.pod is None or change.pod.pod.spec.node_name:
@@ -138,12 +143,34 @@ class SchedulingController:
     def _move_users_of(self, claim_key: str) -> None:
         """DynamicResources' hint for a new claim: it may help only the pods that use it (an unrelated claim
         that appears holds no devices yet and frees none)."""
-        pods = self.store.state.pods
-        users = {key for key in self.queue.unschedulable
-                 if key in pods and claim_key in pod_claim_keys(pods[key].pod)}
+        pods, pool = self.store.state.pods, self.queue.unschedulable
+        users = {key for key in self._claim_users.get(claim_key, ())
+                 if key in pool and key in pods and claim_key in pod_claim_keys(pods[key].pod)}
         if users:
             self.queue.move(users, self.engine.now())
             self._kick()
+
+    def _index_claims(self, key: str) -> None:
+        record = self.store.state.pods.get(key)
+        if record is None:
+            return
+        known = self._claims_of.get(key)
+        if known is not None and known[0] is record.pod:
+            return
+        self._unindex_claims(key)
+        claims = pod_claim_keys(record.pod)
+        self._claims_of[key] = (record.pod, claims)
+        for claim_key in claims:
+            self._claim_users.setdefault(claim_key, set()).add(key)
+
+    def _unindex_claims(self, key: str) -> None:
+        known = self._claims_of.pop(key, None)
+        for claim_key in known[1] if known is not None else ():
+            users = self._claim_users.get(claim_key)
+            if users is not None:
+                users.discard(key)
+                if not users:
+                    del self._claim_users[claim_key]
 
     def _forget_gang_member(self, key: str) -> None:
         gang = self.gang_of.pop(key, None)
@@ -208,6 +235,7 @@ class SchedulingController:
 
     def _scheduled(self, key: str) -> None:
         self.queue.delete(key)
+        self._unindex_claims(key)
         self.messages.pop(key, None)
         node = self.store.state.pods[key].pod.spec.node_name
         self.store.note("Scheduled", "Pod", key, f"Successfully assigned {key} to {node}")
@@ -226,6 +254,7 @@ class SchedulingController:
             mark_unschedulable(self.store.state, attempt)
         if key in self.queue.pods:
             self.queue.failed(key, now)
+            self._index_claims(key)
         for hook in self.on_unschedulable:
             hook(key)
 

@@ -23,6 +23,7 @@ import msgspec
 
 from dratwin.allocator import AllocationOutcome, Allocator, NodeAllocationError, select_variant
 from dratwin.allocator.nodes import selector_matches
+from dratwin.api.core import Pod
 from dratwin.api.quantity import Quantity
 from dratwin.api.resource import AllocationResult, ResourceClaim
 from dratwin.cel import SelectorCompiler
@@ -62,6 +63,20 @@ class PodClaims:
 
 
 @dataclass(frozen=True)
+class _PreFiltered:
+    """A pod's successful PreFilter, valid while the pod object and each claim it read (the record in the
+    cluster and that record's claim object: both are replaced on any change) are the ones it saw."""
+
+    pod: Pod
+    claims: tuple[tuple[str, ClaimRecord, ResourceClaim], ...]
+    classes: int  # how many DeviceClasses there were (a class appears or goes: found again)
+    allocated: tuple[ClaimRecord, ...]
+    pending: tuple[ClaimRecord, ...]
+    fingerprint: tuple[bytes, ...]
+    extended: tuple[ExtendedRequest, ...]
+
+
+@dataclass(frozen=True)
 class ExtendedRequest:
     """One container's request for an extended resource that a DeviceClass maps to devices."""
 
@@ -85,17 +100,28 @@ class DynamicResources:
         # The copy of the allocator the features pick, chosen once: hashing the features for the lookup cost
         # as much as building the per-pod allocator.
         self.variant = select_variant(cluster.features)
+        # Each pending pod's last successful PreFilter: a pod retried hundreds of times meets the same claims.
+        self._pre_filtered: dict[str, _PreFiltered] = {}
 
     # ---- PreFilter ---------------------------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        known = self._pre_filtered.get(pod.key)
+        if known is not None and self._still_valid(known, pod):
+            if not known.pod.spec.resource_claims and not known.extended:
+                return Status(Code.SKIP)
+            state[STATE_KEY] = PodClaims(list(known.allocated), list(known.pending), known.fingerprint,
+                                         extended=list(known.extended))
+            return SUCCESS
         spec = pod.pod.spec
         extended = self._extended_requests(pod) if self.extended_classes else []
         if not spec.resource_claims and not extended:
+            self._remember(pod, [], PodClaims(extended=extended))
             return Status(Code.SKIP)
         found = PodClaims(extended=extended)
         state[STATE_KEY] = found  # PostFilter always finds a state, as upstream writes it first
         meta = pod.pod.metadata
+        read: list[ClaimRecord] = []
         for reference in spec.resource_claims:
             if not reference.resource_claim_name and not reference.resource_claim_template_name:
                 return unresolvable(
@@ -109,6 +135,7 @@ class DynamicResources:
                 return unresolvable(f'could not find ResourceClaim "{meta.namespace}/{name}"')
             if reference.resource_claim_template_name and not _owned_by(record.claim, pod):
                 return unresolvable(f"ResourceClaim {record.key} was not created for pod {pod.key} (pod is not owner)")
+            read.append(record)
             if record.claim.status.allocation is not None:
                 found.allocated.append(record)
                 continue
@@ -118,6 +145,28 @@ class DynamicResources:
             found.pending.append(record)
         if found.pending or found.extended:
             found.fingerprint = tuple(self._fingerprint(r) for r in found.pending)
+        self._remember(pod, read, found)
+        return SUCCESS
+
+    def forget(self, pod_key: str) -> None:
+        """The pod is bound: it is not pre-filtered again."""
+        self._pre_filtered.pop(pod_key, None)
+
+    def _remember(self, pod: PodInfo, read: list[ClaimRecord], found: PodClaims) -> None:
+        claims = tuple((record.key, record, record.claim) for record in read)
+        self._pre_filtered[pod.key] = _PreFiltered(pod.pod, claims, len(self.cluster.classes), tuple(found.allocated),
+                                                   tuple(found.pending), found.fingerprint, tuple(found.extended))
+
+    def _still_valid(self, known: _PreFiltered, pod: PodInfo) -> bool:
+        if known.pod is not pod.pod or known.classes != len(self.cluster.classes):
+            return False
+        claims = self.cluster.claims
+        return all(claims.get(key) is record and record.claim is claim for key, record, claim in known.claims)
+
+    def _allocator(self, found: PodClaims) -> Allocator:
+        """The pod's allocator, made when a node first needs it (a retry that meets only cached outcomes
+        never does)."""
+        if found.allocator is None:
             found.allocator = Allocator(
                 self.cluster.features,
                 self.cluster.classes,
@@ -127,7 +176,7 @@ class DynamicResources:
                 self.cluster.device_views,
                 variant=self.variant,
             )
-        return SUCCESS
+        return found.allocator
 
     def _claim_name(self, pod: PodInfo, name: str, direct: str | None) -> str | None:
         if direct:
@@ -252,9 +301,8 @@ class DynamicResources:
         cached = self._cache.get(key)
         if cached is not None and cached[0] == version:
             return cached[1]
-        assert found.allocator is not None
         self.allocator_calls += 1
-        outcome = found.allocator.allocate(node.node, claims)
+        outcome = self._allocator(found).allocate(node.node, claims)
         if not _has_share_ids(outcome):  # a share ID is fresh per allocation: never reuse one
             self._cache[key] = (version, outcome)
         return outcome
