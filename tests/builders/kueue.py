@@ -7,8 +7,14 @@ from typing import Any
 
 import msgspec
 
+from dratwin.api.kueue import ClusterQueue, Cohort, ResourceFlavor, Workload
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
+from dratwin.kueue.cycle import Entry, Snapshot
 from dratwin.kueue.dra import DraInputs
+from dratwin.kueue.flavors import PREEMPT, Assignment, Mode, PodSetAssignment
+from dratwin.kueue.preemption import AdmittedWorkload, Preemptor, State, Workloads
+from dratwin.kueue.quota import QuotaTree, cq_key
+from dratwin.kueue.usage import WorkloadUsage, workload_usage
 
 Wire = dict[str, Any]
 API = "kueue.x-k8s.io/v1beta2"
@@ -137,3 +143,70 @@ def gpu_workload(name: str, gpus: int, count: int = 1, namespace: str = "team", 
     """A Workload of one PodSet whose pods each request ``gpus`` example.com/gpu (as limits)."""
     spec = pod_spec(container(limits={"example.com/gpu": gpus}), **pod)
     return workload(name, pod_set(count=count, spec=spec), namespace=namespace, priority=priority)
+
+
+# ---- preemption ----------------------------------------------------------------------------------
+
+
+def holding(name: str, cluster_queue: str, usage: dict[tuple[str, str], int], priority: int = 0,
+            reserved_at: float = 0.0, queued_at: float = 0.0, evicted: bool = False,
+            namespace: str = "team") -> AdmittedWorkload:
+    """An admitted Workload holding ``usage`` ((flavor, resource) → amount) in ``cluster_queue``."""
+    wire = workload(name, namespace=namespace, priority=priority)
+    wire["metadata"]["uid"] = f"uid-{name}"
+    return AdmittedWorkload(msgspec.convert(wire, Workload), cluster_queue, usage, reserved_at, queued_at, evicted)
+
+
+def preemption_state(queues: Sequence[Wire], cohorts: Sequence[Wire] = (),
+                     admitted: Sequence[AdmittedWorkload] = ()) -> State:
+    """The quota tree of ``queues`` and ``cohorts`` holding the usage of ``admitted``."""
+    cqs = [msgspec.convert(q, ClusterQueue) for q in queues]
+    tree = QuotaTree.build(cqs, [msgspec.convert(c, Cohort) for c in cohorts])
+    for item in admitted:
+        tree.add_usage(cq_key(item.cluster_queue), item.usage)
+    return State({cq.metadata.name: cq for cq in cqs}, tree, Workloads.of(admitted))
+
+
+def preemptor(name: str, cluster_queue: str, priority: int = 0, timestamp: float = 0.0) -> Preemptor:
+    """A pending Workload (uid ``wl-NAME``, job uid ``job-NAME``) that preempts from ``cluster_queue``."""
+    wire = workload(name, priority=priority)
+    wire["metadata"].update(uid=f"wl-{name}", labels={"kueue.x-k8s.io/job-uid": f"job-{name}"})
+    return Preemptor(msgspec.convert(wire, Workload), cluster_queue, timestamp)
+
+
+def preempting_assignment(usage: dict[tuple[str, str], int]) -> Assignment:
+    """One PodSet whose every (flavor, resource) of ``usage`` was classified Preempt."""
+    pod_set = PodSetAssignment("main", 1, {r: f for f, r in usage}, {r: Mode(PREEMPT, 0) for _, r in usage},
+                               {r: a for (_, r), a in usage.items()})
+    return Assignment([pod_set], dict(usage))
+
+
+def preemption_policy(within: str | None = None, reclaim: str | None = None, borrow: str | None = None,
+                      threshold: int | None = None) -> Wire:
+    """A ClusterQueue's ``spec.preemption``."""
+    out: Wire = {}
+    if within:
+        out["withinClusterQueue"] = within
+    if reclaim:
+        out["reclaimWithinCohort"] = reclaim
+    if borrow:
+        out["borrowWithinCohort"] = {"policy": borrow}
+        if threshold is not None:
+            out["borrowWithinCohort"]["maxPriorityThreshold"] = threshold
+    return out
+
+
+def kueue_snapshot(queues: Sequence[Wire], cohorts: Sequence[Wire] = (), flavors: Sequence[Wire] = (),
+                   admitted: Sequence[AdmittedWorkload] = ()) -> Snapshot:
+    """What a scheduling cycle reads: ``admitted``'s usage in the tree and as preemption candidates."""
+    state = preemption_state(queues, cohorts, admitted)
+    typed = {f["metadata"]["name"]: msgspec.convert(f, ResourceFlavor) for f in flavors}
+    return Snapshot(state.cluster_queues, typed, state.tree, admitted)
+
+
+def queued(wire: Wire, cluster_queue: str = "cq", timestamp: float = 0.0) -> Entry:
+    """A pending Workload in ``cluster_queue`` with the usage Kueue computes for it."""
+    typed = msgspec.convert(wire, Workload)
+    usage = workload_usage(typed)
+    assert isinstance(usage, WorkloadUsage)
+    return Entry(typed, cluster_queue, usage, timestamp)

@@ -12,7 +12,16 @@ The twin of ``pkg/scheduler/scheduler.go`` (``schedule``, ``nominate``, the clas
   tree), orders the nominated ones (within nominal quota before borrowing, lower borrowing height first,
   higher priority, then FIFO), and admits them one by one, each time re-checking that its usage still fits
   the tree after the admissions before it ("Workload no longer fits after processing another workload");
-- a "no" is a :class:`Pending` value with Kueue's ``QuotaReserved=False`` reason and message.
+- a "no" is a :class:`Pending` value with Kueue's ``QuotaReserved=False`` reason and message;
+- a head whose flavors need preemption (:mod:`.preemption`, over ``Snapshot.admitted``) yields a
+  :class:`Preemption`: the Workloads to evict, each with the ``Preempted`` reason and message Kueue writes.
+  The head stays pending (``WaitingForPreemptedWorkloads``, "... Pending the preemption of N workload(s)")
+  and is retried next cycle, until the caller has evicted them. Targets another head claimed earlier in the
+  cycle are not claimed twice: the head's flavors are assigned again as if those victims were gone
+  (Kueue's RecomputeAssignmentUponPreemptionTargetsOverlap, on by default) and it waits for them, takes
+  other targets, or is skipped. Every fit check of the cycle counts the claimed victims as gone, and a
+  preemptor with no candidates holds its quota for the rest of the cycle unless ``reclaimWithinCohort``
+  is ``Any``.
 
 Upstream's comment still speaks of at most one borrowing admission per cohort per cycle; since the fit
 re-check replaced that rule, it is an option here (``CycleOptions.one_borrowing_per_cohort``), off by default.
@@ -31,9 +40,19 @@ from dratwin.kueue.flavors import (
     NO_FIT,
     Assignment,
     FlavorContext,
-    NoCandidates,
     PreemptionOracle,
     assign_flavors,
+)
+from dratwin.kueue.preemption import (
+    AdmittedWorkload,
+    Oracle,
+    Preemptor,
+    State,
+    Target,
+    Workloads,
+    can_always_reclaim,
+    reserved_while_waiting,
+    targets,
 )
 from dratwin.kueue.quota import QuotaTree, cq_key
 from dratwin.kueue.usage import Inadmissible, WorkloadUsage
@@ -42,6 +61,9 @@ WAITING_FOR_QUOTA = "WaitingForQuota"
 INADMISSIBLE = "Inadmissible"
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 BORROWED_IN_COHORT = "other workload in the cohort was admitted with borrowing in this cycle"
+WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
+OVERLAPPING_TARGETS = "Workload has overlapping preemption targets with another workload"
+DEFERRED_FIT = f"{OVERLAPPING_TARGETS}, but will fit after these preemptions complete"
 
 
 @dataclass(frozen=True)
@@ -61,6 +83,10 @@ class Entry:
     def priority(self) -> int:
         return self.workload.spec.priority or 0
 
+    @property
+    def preemptor(self) -> Preemptor:
+        return Preemptor(self.workload, self.cluster_queue, self.timestamp)
+
 
 @dataclass(frozen=True)
 class Admitted:
@@ -70,6 +96,11 @@ class Admitted:
     @property
     def borrowing(self) -> bool:
         return self.assignment.borrows > 0
+
+    def holding(self, reserved_at: float, evicted: bool = False) -> AdmittedWorkload:
+        """The admitted Workload as later cycles see it (a preemption candidate), reserved at ``reserved_at``."""
+        return AdmittedWorkload(self.entry.workload, self.entry.cluster_queue, dict(self.assignment.usage),
+                                reserved_at, self.entry.timestamp, evicted)
 
     def admission_status(self) -> dict[str, object]:
         """``status.admission`` as Kueue stores it."""
@@ -113,24 +144,70 @@ class Snapshot:
     cluster_queues: Mapping[str, ClusterQueue]
     flavors: Mapping[str, ResourceFlavor]
     tree: QuotaTree
-    oracle: PreemptionOracle = field(default_factory=NoCandidates)
+    admitted: Sequence[AdmittedWorkload] = ()  # whose usage ``tree`` holds: the preemption candidates
+    oracle: PreemptionOracle | None = None  # None: Kueue's preemption over ``admitted``
 
     def inactive_reason(self, cq: ClusterQueue) -> str:
         missing = sorted({f.name for g in cq.spec.resource_groups for f in g.flavors} - set(self.flavors))
         return f"ClusterQueue {cq.metadata.name} is inactive" if missing else ""
 
 
+@dataclass(frozen=True)
+class Preemption:
+    """A head that preempts: the Workloads the caller evicts (``Target.conditions`` on each; those already
+    ``ongoing`` are only waited for). The head itself is in ``CycleResult.pending``, waiting for them."""
+
+    entry: Entry
+    targets: list[Target]
+
+
 @dataclass
 class CycleResult:
     admitted: list[Admitted] = field(default_factory=list)
     pending: list[Pending] = field(default_factory=list)
+    preemptions: list[Preemption] = field(default_factory=list)  # the evictions this cycle issues
+
+
+@dataclass
+class _Claims:
+    """The victims claimed so far in a cycle (``PreemptedWorkloads``), and the simulation state they are in."""
+
+    state: State
+    victims: dict[str, AdmittedWorkload] = field(default_factory=dict)
+    held: list[tuple[str, dict[tuple[str, str], int]]] = field(default_factory=list)  # usage of heads not admitted
+
+    def hold(self, key: str, usage: dict[tuple[str, str], int]) -> None:
+        """Count ``usage`` for the rest of the cycle only (Kueue's per-cycle snapshot forgets it)."""
+        self.state.tree.add_usage(key, usage)
+        self.held.append((key, usage))
+
+    def release(self) -> None:
+        for key, usage in reversed(self.held):
+            self.state.tree.remove_usage(key, usage)
+        self.held.clear()
+
+    def overlap(self, found: Sequence[Target]) -> bool:
+        return any(t.victim.key in self.victims for t in found)
+
+    def fits(self, key: str, usage: dict[tuple[str, str], int], found: Sequence[Target]) -> bool:
+        """Does ``usage`` fit with every claimed victim and ``found`` gone?"""
+        gone = {**self.victims, **{t.victim.key: t.victim for t in found}}
+        for victim in gone.values():
+            self.state.remove(victim)
+        try:
+            return self.state.tree.fits(key, usage)
+        finally:
+            for victim in gone.values():
+                self.state.add(victim)
 
 
 def scheduling_cycle(snapshot: Snapshot, heads: Sequence[Entry],
                      options: CycleOptions = CycleOptions()) -> CycleResult:
-    """One cycle over ``heads`` (at most one per ClusterQueue); ``snapshot.tree`` gets the admitted usage."""
+    """One cycle over ``heads`` (at most one per ClusterQueue); ``snapshot.tree`` gets the admitted usage (and
+    only that: what preemptors and waiting heads hold counts within the cycle only)."""
     result = CycleResult()
-    nominated: list[tuple[Entry, Assignment]] = []
+    claims = _Claims(State(snapshot.cluster_queues, snapshot.tree, Workloads.of(snapshot.admitted)))
+    nominated: list[tuple[Entry, Assignment, list[Target]]] = []
     for entry in heads:
         cq = snapshot.cluster_queues.get(entry.cluster_queue)
         if cq is None:
@@ -143,35 +220,76 @@ def scheduling_cycle(snapshot: Snapshot, heads: Sequence[Entry],
         if isinstance(entry.usage, Inadmissible):
             result.pending.append(Pending(entry, entry.usage.reason, entry.usage.message))
             continue
-        ctx = FlavorContext(cq, snapshot.tree, snapshot.flavors, snapshot.oracle, options.fair_sharing)
-        nominated.append((entry, assign_flavors(ctx, entry.workload, entry.usage)))
+        nominated.append((entry, *_nominate(snapshot, claims.state, cq, entry, options)))
     nominated.sort(key=lambda n: (n[1].borrows, -n[0].priority, n[0].timestamp))
     borrowed_in: set[str] = set()
-    for entry, assignment in nominated:
-        _process(snapshot, entry, assignment, options, borrowed_in, result)
+    for entry, assignment, found in nominated:
+        _process(snapshot, entry, assignment, found, options, borrowed_in, claims, result)
+    claims.release()
     return result
 
 
-def _process(snapshot: Snapshot, entry: Entry, assignment: Assignment, options: CycleOptions,
-             borrowed_in: set[str], result: CycleResult) -> None:
+def _nominate(snapshot: Snapshot, state: State, cq: ClusterQueue, entry: Entry,
+              options: CycleOptions) -> tuple[Assignment, list[Target]]:
+    """``getAssignments``: the flavors, and the preemption targets when they need preemption."""
+    assert isinstance(entry.usage, WorkloadUsage)
+    oracle = snapshot.oracle or Oracle(state, entry.preemptor)
+    ctx = FlavorContext(cq, snapshot.tree, snapshot.flavors, oracle, options.fair_sharing)
+    assignment = assign_flavors(ctx, entry.workload, entry.usage)
+    if assignment.mode.preemption in (FIT, NO_FIT) or snapshot.oracle is not None:
+        return assignment, []
+    return assignment, targets(state, entry.preemptor, assignment)
+
+
+def _process(snapshot: Snapshot, entry: Entry, assignment: Assignment, found: list[Target], options: CycleOptions,
+             borrowed_in: set[str], claims: _Claims, result: CycleResult) -> None:
+    """``processEntry``, in Kueue's order of checks."""
+    key = cq_key(entry.cluster_queue)
+    deferred = False
+    if claims.overlap(found):  # assign again as if the victims claimed before this head were gone
+        for victim in claims.victims.values():
+            claims.state.remove(victim)
+        try:
+            cq = snapshot.cluster_queues[entry.cluster_queue]
+            assignment, found = _nominate(snapshot, claims.state, cq, entry, options)
+        finally:
+            for victim in claims.victims.values():
+                claims.state.add(victim)
+        deferred = assignment.mode.preemption == FIT
     mode = assignment.mode
     if mode.preemption == NO_FIT:
         result.pending.append(Pending(entry, assignment.no_fit_reason or WAITING_FOR_QUOTA, assignment.message))
         return
-    if mode.preemption != FIT:  # preemption is a later step: no targets, so the Workload waits for quota
+    preempting = mode.preemption != FIT
+    if preempting and not found:  # no candidates: wait for quota, holding it unless reclaim is guaranteed
+        if not can_always_reclaim(snapshot.cluster_queues[entry.cluster_queue]):
+            claims.hold(key, reserved_while_waiting(snapshot.tree, entry.cluster_queue, assignment))
         result.pending.append(Pending(entry, WAITING_FOR_QUOTA, assignment.message))
         return
-    key = cq_key(entry.cluster_queue)
+    if deferred:
+        claims.hold(key, assignment.usage)
+        result.pending.append(Pending(entry, WAITING_FOR_PREEMPTED, DEFERRED_FIT, retry_now=True))
+        return
+    if claims.overlap(found):
+        result.pending.append(Pending(entry, WAITING_FOR_QUOTA, OVERLAPPING_TARGETS, retry_now=True))
+        return
     root = snapshot.tree.root(key)
     if options.one_borrowing_per_cohort and assignment.borrows > 0 and root in borrowed_in:
         result.pending.append(Pending(entry, WAITING_FOR_QUOTA, BORROWED_IN_COHORT, retry_now=True))
         return
-    if not snapshot.tree.fits(key, assignment.usage):
+    if not claims.fits(key, assignment.usage, found):
         result.pending.append(Pending(entry, WAITING_FOR_QUOTA, NO_LONGER_FITS, retry_now=True))
         return
-    snapshot.tree.add_usage(key, assignment.usage)
+    claims.victims.update((t.victim.key, t.victim) for t in found)
     if assignment.borrows > 0 and root != key:
         borrowed_in.add(root)
+    if preempting:
+        claims.hold(key, assignment.usage)
+        message = f"{assignment.message}. Pending the preemption of {len(found)} workload(s)"
+        result.pending.append(Pending(entry, WAITING_FOR_PREEMPTED, message, retry_now=True))
+        result.preemptions.append(Preemption(entry, found))
+        return
+    snapshot.tree.add_usage(key, assignment.usage)
     result.admitted.append(Admitted(entry, assignment))
 
 
@@ -233,8 +351,9 @@ def run_until_settled(snapshot: Snapshot, queues: Queues, options: CycleOptions 
         for done in result.admitted:
             last.pop(done.entry.key, None)
         queues.settle(result)
-        if not result.admitted and all(queues.strategies.get(h.cluster_queue) == "StrictFIFO" for h in heads):
-            break  # every head blocks its queue: nothing changes until quota is freed
+        if not result.admitted and all(p.retry_now or queues.strategies.get(p.entry.cluster_queue) == "StrictFIFO"
+                                       for p in result.pending):
+            break  # every head stays where it is (blocking, or waiting for its preemptions): the next cycle is this one
     return admitted, last
 
 
