@@ -169,3 +169,17 @@ def test_cycles_stop_while_a_preemptor_waits() -> None:
     assert admitted == []
     assert last["team/in"].reason == WAITING_FOR_PREEMPTED
     assert [e.workload.metadata.name for e in queues.heads()] == ["in"]
+
+
+@pytest.mark.parametrize(("strategy", "head"), [("BestEffortFIFO", "preemptor"), ("StrictFIFO", "urgent")])
+def test_a_preemptor_stays_the_head_under_best_effort_fifo(strategy: str, head: str) -> None:
+    """pkg/cache/queue/cluster_queue.go requeueIfNotPresent: a Workload pending preemption becomes the sticky
+    preemptor workload of a BestEffortFIFO queue (baseCompareFunc puts it first) until it is admitted; under
+    StrictFIFO the usual order (priority, then time) holds."""
+    snapshot = kueue_snapshot([gpu_queue(preemption=LOWER, queueingStrategy=strategy)], flavors=FLAVORS,
+                              admitted=[holding("low", "cq", {H100: 8}, priority=-1)])
+    queues = Queues.of(snapshot.cluster_queues.values())
+    queues.push(queued(gpu_workload("preemptor", 4)))
+    queues.settle(scheduling_cycle(snapshot, queues.heads()))
+    queues.push(queued(gpu_workload("urgent", 4, priority=5), timestamp=1))
+    assert [e.workload.metadata.name for e in queues.heads()] == [head]

@@ -298,11 +298,16 @@ def _process(snapshot: Snapshot, entry: Entry, assignment: Assignment, found: li
 
 @dataclass
 class Queues:
-    """Each ClusterQueue's pending Workloads in Kueue's order, and those set aside as inadmissible."""
+    """Each ClusterQueue's pending Workloads in Kueue's order, and those set aside as inadmissible.
+
+    Under ``BestEffortFIFO`` a head waiting for its preemptions stays the head (Kueue's sticky preemptor
+    workload, ``pkg/cache/queue`` preemptorWorkload) until it leaves the queue, so that a Workload that
+    arrives meanwhile does not take the room being made for it."""
 
     strategies: dict[str, str]  # ClusterQueue → queueing strategy
     pending: dict[str, list[Entry]] = field(default_factory=dict)
     inadmissible: dict[str, list[Entry]] = field(default_factory=dict)
+    preempting: dict[str, Entry] = field(default_factory=dict)  # ClusterQueue → its sticky preemptor
 
     @classmethod
     def of(cls, cluster_queues: Iterable[ClusterQueue]) -> Queues:
@@ -314,15 +319,23 @@ class Queues:
         queue.sort(key=lambda e: (-e.priority, e.timestamp))
 
     def heads(self) -> list[Entry]:
-        return [queue[0] for _, queue in sorted(self.pending.items()) if queue]
+        return [self._head(name, queue) for name, queue in sorted(self.pending.items()) if queue]
+
+    def _head(self, name: str, queue: list[Entry]) -> Entry:
+        sticky = self.preempting.get(name)
+        return sticky if sticky is not None and sticky in queue else queue[0]
 
     def settle(self, result: CycleResult) -> None:
         """After a cycle: admitted heads leave; a failed head stays (StrictFIFO) or is set aside."""
         for admitted in result.admitted:
             self.pending[admitted.entry.cluster_queue].remove(admitted.entry)
+            if self.preempting.get(admitted.entry.cluster_queue) == admitted.entry:
+                del self.preempting[admitted.entry.cluster_queue]
         for pending in result.pending:
             queue = self.pending.get(pending.entry.cluster_queue, [])
             strict = self.strategies.get(pending.entry.cluster_queue) == "StrictFIFO"
+            if pending.reason == WAITING_FOR_PREEMPTED and not strict:
+                self.preempting[pending.entry.cluster_queue] = pending.entry
             if not strict and not pending.retry_now and pending.entry in queue:
                 queue.remove(pending.entry)
                 self.inadmissible.setdefault(pending.entry.cluster_queue, []).append(pending.entry)

@@ -414,9 +414,10 @@ def fill_back(state: State, cq: str, requests: Mapping[FlavorResource, int],
             kept.pop()
         else:
             state.remove(kept[i][0])
-    restored = [t for t in taken if t not in kept]
-    for victim, _ in restored:  # given back above: the caller's restore must not add them twice
-        state.remove(victim)
+    still_taken = {id(victim) for victim, _ in kept}
+    for victim, _ in taken:  # given back above: removed again, as the caller restores every one it took
+        if id(victim) not in still_taken:
+            state.remove(victim)
     return kept
 
 
