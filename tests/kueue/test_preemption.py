@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from tests.builders.kueue import (
     cluster_queue,
+    cohort,
     flavor_quotas,
     group,
     holding,
@@ -75,6 +76,8 @@ class Case:
     priority: int = 0
     timestamp: float = 0.0
     want: list[tuple[str, str]] = field(default_factory=list)  # (victim, reason), in Kueue's target order
+    queues: list[dict[str, Any]] = field(default_factory=lambda: QUEUES)
+    cohorts: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _three_in_standalone() -> list[AdmittedWorkload]:
@@ -177,9 +180,40 @@ CASES = [
 ]
 
 
+# The trees of preemption_hierarchical_test.go: Cohort c (2 GPUs of its own) under the root r.
+ANY = {"within": "LowerPriority", "reclaim": "Any"}
+TREE = [cohort("r"), cohort("c", group([GPU], flavor_quotas("default", quota(GPU, 2))), parent="r")]
+CASES += [
+    Case("preempt with hierarchical advantage", "preemption_hierarchical_test.go 'preempt with hierarchical "
+         "advantage': c's quota is the preemptor's side of the tree, q_borrowing uses it",
+         [holding("admitted2", "q_borrowing", {DEFAULT: 2})], "q", {DEFAULT: 2},
+         want=[("admitted2", IN_COHORT_RECLAMATION)], cohorts=TREE,
+         queues=[_queue("q", 0, cohort="c", **ANY), _queue("q_borrowing", 0, cohort="r", **ANY)]),
+    Case("prefer to preempt hierarchical candidate", "preemption_hierarchical_test.go 'prefer to preempt "
+         "hierarchical candidate': before a lower-priority Workload of its own ClusterQueue",
+         [holding("admitted_borrowing", "q_borrowing", {DEFAULT: 1}, priority=1),
+          holding("admitted_same_queue", "q", {DEFAULT: 1}, priority=-2)], "q", {DEFAULT: 1},
+         want=[("admitted_borrowing", IN_COHORT_RECLAMATION)], cohorts=TREE,
+         queues=[_queue("q", 0, cohort="c", **ANY), _queue("q_borrowing", 0, cohort="r", **ANY)]),
+    Case("forced to preempt priority candidate", "preemption_hierarchical_test.go 'forced to preempt priority "
+         "candidate': q_nominal is within its quota, so only the sibling below the threshold can go, while borrowing",
+         [holding("admitted_nominal", "q_nominal", {DEFAULT: 2}, priority=-10),
+          holding("admitted_same_cohort", "q_same_cohort", {DEFAULT: 2}, priority=-1)], "q", {DEFAULT: 2},
+         want=[("admitted_same_cohort", IN_COHORT_RECLAIM_WHILE_BORROWING)], cohorts=TREE,
+         queues=[_queue("q", 0, cohort="c", borrow="LowerPriority", threshold=0, **ANY),
+                 _queue("q_nominal", 2, cohort="r", **ANY), _queue("q_same_cohort", 0, cohort="c", **ANY)]),
+    Case("avoid queues within nominal quota", "preemption_hierarchical_test.go 'avoid queues within nominal quota': "
+         "a ClusterQueue within its nominal quota holds no candidates, whatever their priority",
+         [holding("within", "q_nominal", {DEFAULT: 2}, priority=-10),
+          holding("higher", "q_other", {DEFAULT: 2}, priority=5)], "q", {DEFAULT: 2}, cohorts=TREE,
+         queues=[_queue("q", 0, cohort="c", within="LowerPriority", reclaim="LowerPriority", borrow="LowerPriority"),
+                 _queue("q_nominal", 2, cohort="r", **ANY), _queue("q_other", 0, cohort="c", **ANY)]),
+]
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_targets(case: Case) -> None:
-    state = preemption_state(QUEUES, admitted=case.admitted)
+    state = preemption_state(case.queues, case.cohorts, case.admitted)
     before = {k: dict(n.usage) for k, n in state.tree.nodes.items()}
     wanted = preemptor("in", case.cq, case.priority, case.timestamp)
     found = targets(state, wanted, preempting_assignment(case.needs))
@@ -247,3 +281,16 @@ def test_two_resources_each_needing_preemption() -> None:
     state = preemption_state([cq], admitted=admitted)
     found = targets(state, preemptor("in", "both"), preempting_assignment({cpu: 1000, gpu: 1}))
     assert sorted(t.victim.workload.metadata.name for t in found) == ["cpu-only", "gpu-only"]
+
+
+def test_without_borrow_within_cohort_reclaim_first_tries_not_borrowing() -> None:
+    """preemption.go classicalPreemptions: borrowWithinCohort forbidden, no hierarchical candidate and the
+    ClusterQueue under nominal quota: the attempt without borrowing comes first, where another ClusterQueue's
+    borrower may go (InCohortReclamation) together with the preemptor's own lower-priority Workload;
+    allowing borrowing, that candidate is not valid (candidateIsValid, ReclaimWithoutBorrowing)."""
+    queues = [_queue("p", 4, cohort="k", within="LowerPriority", reclaim="LowerPriority"), _queue("o", 4, cohort="k")]
+    admitted = [holding("p-low", "p", {DEFAULT: 2}, priority=-1), holding("o-low", "o", {DEFAULT: 6}, priority=-1)]
+    state = preemption_state(queues, admitted=admitted)
+    found = targets(state, preemptor("in", "p"), preempting_assignment({DEFAULT: 4}))
+    assert [(t.victim.workload.metadata.name, t.reason) for t in found] == [
+        ("o-low", IN_COHORT_RECLAMATION), ("p-low", IN_CLUSTER_QUEUE)]

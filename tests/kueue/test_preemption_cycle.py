@@ -183,3 +183,17 @@ def test_a_preemptor_stays_the_head_under_best_effort_fifo(strategy: str, head: 
     queues.settle(scheduling_cycle(snapshot, queues.heads()))
     queues.push(queued(gpu_workload("urgent", 4, priority=5), timestamp=1))
     assert [e.workload.metadata.name for e in queues.heads()] == [head]
+
+
+def test_reclaiming_is_preferred_to_preempting_in_the_own_queue() -> None:
+    """flavorassigner isPreferred over the oracle's answers (preemption_oracle.go: Preempt when a target is in
+    the preemptor's ClusterQueue, Reclaim when all are elsewhere): a100, where only a borrower has to go, is
+    chosen over h100, where the ClusterQueue's own Workload would."""
+    def two(name: str, gpus: int) -> dict[str, Any]:
+        return cluster_queue(name, group([GPU], flavor_quotas("h100", quota(GPU, gpus)),
+                                         flavor_quotas("a100", quota(GPU, gpus))), cohort="k", preemption=LOWER)
+    admitted = [holding("own", "p", {H100: 4}, priority=-1), holding("borrower", "o", {("a100", GPU): 4}, priority=-1)]
+    snapshot = kueue_snapshot([two("p", 4), two("o", 0)], flavors=FLAVORS, admitted=admitted)
+    [preemption] = scheduling_cycle(snapshot, [queued(gpu_workload("in", 4), "p")]).preemptions
+    assert [(t.victim.workload.metadata.name, t.reason) for t in preemption.targets] == [
+        ("borrower", IN_COHORT_RECLAMATION)]
