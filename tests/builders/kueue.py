@@ -14,7 +14,7 @@ from dratwin.kueue.dra import DraInputs
 from dratwin.kueue.flavors import PREEMPT, Assignment, Mode, PodSetAssignment
 from dratwin.kueue.preemption import AdmittedWorkload, Preemptor, State, Workloads
 from dratwin.kueue.quota import QuotaTree, cq_key
-from dratwin.kueue.usage import WorkloadUsage, workload_usage
+from dratwin.kueue.usage import workload_usage
 
 Wire = dict[str, Any]
 API = "kueue.x-k8s.io/v1beta2"
@@ -44,10 +44,12 @@ def cluster_queue(name: str = "cq", *groups: Wire, cohort: str = "", **spec: Any
     return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": body}
 
 
-def cohort(name: str, *groups: Wire, parent: str = "") -> Wire:
+def cohort(name: str, *groups: Wire, parent: str = "", weight: Any = None) -> Wire:
     body: Wire = {"resourceGroups": list(groups)}
     if parent:
         body["parentName"] = parent
+    if weight is not None:
+        body["fairSharing"] = {"weight": weight}
     return {"apiVersion": API, "kind": "Cohort", "metadata": {"name": name}, "spec": body}
 
 
@@ -145,6 +147,51 @@ def gpu_workload(name: str, gpus: int, count: int = 1, namespace: str = "team", 
     return workload(name, pod_set(count=count, spec=spec), namespace=namespace, priority=priority)
 
 
+def quota_tree(queues: Sequence[Wire], cohorts: Sequence[Wire] = (),
+               used: dict[str, dict[tuple[str, str], int]] | None = None) -> QuotaTree:
+    """The quota tree of ``queues`` and ``cohorts``, with ``used`` (ClusterQueue → (flavor, resource) →
+    amount) admitted as Kueue's cache adds a Workload's usage."""
+    tree = QuotaTree.build([msgspec.convert(q, ClusterQueue) for q in queues],
+                           [msgspec.convert(c, Cohort) for c in cohorts])
+    for name, usage in (used or {}).items():
+        tree.add_usage(cq_key(name), usage)
+    return tree
+
+
+def cpu_flavor(flavor: str, nominal: Any, borrowing: Any = None, lending: Any = None) -> Wire:
+    """A flavor's quota of cpu (in cores, as a ClusterQueue writes it)."""
+    return flavor_quotas(flavor, quota("cpu", nominal, borrowing, lending))
+
+
+def cpu_workload(name: str, cpus: Any, count: int = 1, namespace: str = "team", priority: int = 0) -> Wire:
+    """A Workload of one PodSet whose pods each request ``cpus`` cpu."""
+    return workload(name, pod_set(count=count, spec=pod_spec(container({"cpu": cpus}))), namespace=namespace,
+                    priority=priority)
+
+
+def kueue_snapshot(queues: Sequence[Wire], cohorts: Sequence[Wire] = (),
+                   used: dict[str, dict[tuple[str, str], int]] | None = None,
+                   flavors: Sequence[Wire] | None = None, admitted: Sequence[AdmittedWorkload] = ()) -> Snapshot:
+    """What a scheduling cycle reads; without ``flavors``, a plain ResourceFlavor for every flavor named.
+    ``admitted`` are the preemption candidates, their usage in the tree beside ``used``."""
+    if flavors is None:
+        named = {f["name"] for q in [*queues, *cohorts] for g in q["spec"]["resourceGroups"] for f in g["flavors"]}
+        flavors = [resource_flavor(name) for name in sorted(named)]
+    cqs = [msgspec.convert(q, ClusterQueue) for q in queues]
+    tree = quota_tree(queues, cohorts, used)
+    for item in admitted:
+        tree.add_usage(cq_key(item.cluster_queue), item.usage)
+    return Snapshot({cq.metadata.name: cq for cq in cqs},
+                    {f["metadata"]["name"]: msgspec.convert(f, ResourceFlavor) for f in flavors}, tree, admitted)
+
+
+def queued(wire: Wire, cq: str, timestamp: float = 0.0) -> Entry:
+    """A pending Workload of ClusterQueue ``cq`` with the usage Kueue computes for it."""
+    typed = msgspec.convert(wire, Workload)
+    usage = workload_usage(typed)
+    return Entry(typed, cq, usage, timestamp)
+
+
 # ---- preemption ----------------------------------------------------------------------------------
 
 
@@ -160,10 +207,10 @@ def holding(name: str, cluster_queue: str, usage: dict[tuple[str, str], int], pr
 def preemption_state(queues: Sequence[Wire], cohorts: Sequence[Wire] = (),
                      admitted: Sequence[AdmittedWorkload] = ()) -> State:
     """The quota tree of ``queues`` and ``cohorts`` holding the usage of ``admitted``."""
-    cqs = [msgspec.convert(q, ClusterQueue) for q in queues]
-    tree = QuotaTree.build(cqs, [msgspec.convert(c, Cohort) for c in cohorts])
+    tree = quota_tree(queues, cohorts)
     for item in admitted:
         tree.add_usage(cq_key(item.cluster_queue), item.usage)
+    cqs = [msgspec.convert(q, ClusterQueue) for q in queues]
     return State({cq.metadata.name: cq for cq in cqs}, tree, Workloads.of(admitted))
 
 
@@ -195,18 +242,3 @@ def preemption_policy(within: str | None = None, reclaim: str | None = None, bor
             out["borrowWithinCohort"]["maxPriorityThreshold"] = threshold
     return out
 
-
-def kueue_snapshot(queues: Sequence[Wire], cohorts: Sequence[Wire] = (), flavors: Sequence[Wire] = (),
-                   admitted: Sequence[AdmittedWorkload] = ()) -> Snapshot:
-    """What a scheduling cycle reads: ``admitted``'s usage in the tree and as preemption candidates."""
-    state = preemption_state(queues, cohorts, admitted)
-    typed = {f["metadata"]["name"]: msgspec.convert(f, ResourceFlavor) for f in flavors}
-    return Snapshot(state.cluster_queues, typed, state.tree, admitted)
-
-
-def queued(wire: Wire, cluster_queue: str = "cq", timestamp: float = 0.0) -> Entry:
-    """A pending Workload in ``cluster_queue`` with the usage Kueue computes for it."""
-    typed = msgspec.convert(wire, Workload)
-    usage = workload_usage(typed)
-    assert isinstance(usage, WorkloadUsage)
-    return Entry(typed, cluster_queue, usage, timestamp)

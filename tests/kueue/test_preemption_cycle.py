@@ -72,7 +72,7 @@ def test_a_head_that_needs_preemption(case: WaitCase) -> None:
     snapshot = kueue_snapshot([gpu_queue(preemption=LOWER)], flavors=FLAVORS,
                               admitted=[holding("low", "cq", {H100: 6}, priority=case.victim_priority)])
     before = _usage(snapshot)
-    result = scheduling_cycle(snapshot, [queued(gpu_workload("in", 4))])
+    result = scheduling_cycle(snapshot, [queued(gpu_workload("in", 4), "cq")])
     [pending] = result.pending
     assert (pending.reason, pending.message) == (case.reason, case.message), case.cite
     assert [t.victim.workload.metadata.name for p in result.preemptions for t in p.targets] == case.victims
@@ -90,12 +90,12 @@ def test_the_oracle_steers_the_flavor_to_where_preemption_can_make_room() -> Non
     admitted = [holding("h100-high", "cq", {H100: 4}, priority=5),
                 holding("a100-low", "cq", {("a100", GPU): 4}, priority=-1)]
     snapshot = kueue_snapshot([cq], flavors=FLAVORS, admitted=admitted)
-    result = scheduling_cycle(snapshot, [queued(gpu_workload("in", 4))])
+    result = scheduling_cycle(snapshot, [queued(gpu_workload("in", 4), "cq")])
     [preemption] = result.preemptions
     assert [(t.victim.workload.metadata.name, t.reason) for t in preemption.targets] == [("a100-low", IN_CLUSTER_QUEUE)]
     blind = kueue_snapshot([cq], flavors=FLAVORS, admitted=admitted)
     blind = type(blind)(blind.cluster_queues, blind.flavors, blind.tree, blind.admitted, NoCandidates())
-    assert scheduling_cycle(blind, [queued(gpu_workload("in", 4))]).preemptions == []
+    assert scheduling_cycle(blind, [queued(gpu_workload("in", 4), "cq")]).preemptions == []
 
 
 def _pool(**b_spec: Any) -> list[dict[str, Any]]:
@@ -164,7 +164,7 @@ def test_cycles_stop_while_a_preemptor_waits() -> None:
     snapshot = kueue_snapshot([gpu_queue(preemption=LOWER)], flavors=FLAVORS,
                               admitted=[holding("low", "cq", {H100: 8}, priority=-1)])
     queues = Queues.of(snapshot.cluster_queues.values())
-    queues.push(queued(gpu_workload("in", 4)))
+    queues.push(queued(gpu_workload("in", 4), "cq"))
     admitted, last = run_until_settled(snapshot, queues, max_cycles=50)
     assert admitted == []
     assert last["team/in"].reason == WAITING_FOR_PREEMPTED
@@ -179,9 +179,9 @@ def test_a_preemptor_stays_the_head_under_best_effort_fifo(strategy: str, head: 
     snapshot = kueue_snapshot([gpu_queue(preemption=LOWER, queueingStrategy=strategy)], flavors=FLAVORS,
                               admitted=[holding("low", "cq", {H100: 8}, priority=-1)])
     queues = Queues.of(snapshot.cluster_queues.values())
-    queues.push(queued(gpu_workload("preemptor", 4)))
+    queues.push(queued(gpu_workload("preemptor", 4), "cq"))
     queues.settle(scheduling_cycle(snapshot, queues.heads()))
-    queues.push(queued(gpu_workload("urgent", 4, priority=5), timestamp=1))
+    queues.push(queued(gpu_workload("urgent", 4, priority=5), "cq", timestamp=1))
     assert [e.workload.metadata.name for e in queues.heads()] == [head]
 
 

@@ -22,6 +22,11 @@ from dratwin.provisioner.optimal import (
     solve_optimal,
     verify_fleet,
 )
+from dratwin.provisioner.optimal.heuristic import best_heuristic
+from dratwin.provisioner.optimal.highs import Formulation
+from dratwin.provisioner.optimal.highs import dominated as is_dominated
+from dratwin.provisioner.optimal.model import build_problem
+from dratwin.provisioner.optimal.per_node import PerNode
 
 GPU = "device:gpu.nvidia.com"
 GI = 1024**3
@@ -205,8 +210,8 @@ def test_dominance_rule() -> None:
     groups = [gpu_pods("infer", 3)]
 
     def dominated(options: list[NodeOption], limits: dict[str, int] | None = None) -> list[str]:
-        prob = optimal._build_problem(groups, options, [], limits, None)
-        return [o.name for i, o in enumerate(options) if optimal._dominated(prob, i)]
+        prob = build_problem(groups, options, [], limits, None)
+        return [o.name for i, o in enumerate(options) if is_dominated(prob, i)]
 
     assert dominated([gpu_node("x2", 5.0, 2), gpu_node("x1", 5.0, 1), gpu_node("x2-dear", 6.0, 2)]) == [
         "x1",
@@ -340,12 +345,12 @@ def test_compact_per_node_model_matches_brute_force(seed: int) -> None:
     # the per-node model alone (the solver runs it only when the pattern form proves nothing)
     groups, options, existing, limits = tiny_instance(random.Random(1000 + seed))
     unplaced, cost = brute_force(groups, options, existing, limits)
-    prob = optimal._build_problem(groups, options, existing, limits, None)
+    prob = build_problem(groups, options, existing, limits, None)
     if not prob.active:
         return
-    best = optimal._best_heuristic(prob)
-    form = optimal._Formulation(prob)
-    model = optimal._PerNode(form, form.slot_bounds(best), best)
+    best = best_heuristic(prob)
+    form = Formulation(prob)
+    model = PerNode(form, form.slot_bounds(best), best)
     run = model.m.run(30.0, 0.0)
     assert run.optimal and run.values is not None
     packing = model.read(run.values)

@@ -10,7 +10,8 @@ The twin of ``pkg/scheduler/scheduler.go`` (``schedule``, ``nominate``, the clas
   it stays at the front and blocks the ones behind it;
 - :func:`scheduling_cycle` nominates every head (flavor assignment, :mod:`.flavors`, on a copy of the quota
   tree), orders the nominated ones (within nominal quota before borrowing, lower borrowing height first,
-  higher priority, then FIFO), and admits them one by one, each time re-checking that its usage still fits
+  higher priority, then FIFO; with fair sharing, the DRS tournament of :mod:`.fair_sharing` instead), and
+  admits them one by one, each time re-checking that its usage still fits
   the tree after the admissions before it ("Workload no longer fits after processing another workload");
 - a "no" is a :class:`Pending` value with Kueue's ``QuotaReserved=False`` reason and message;
 - a head whose flavors need preemption (:mod:`.preemption`, over ``Snapshot.admitted``) yields a
@@ -30,11 +31,12 @@ No clock and no I/O: timestamps are numbers the caller gives.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from dratwin.api.kueue import ClusterQueue, LocalQueue, ResourceFlavor, Workload
+from dratwin.api.kueue import ClusterQueue, Configuration, LocalQueue, ResourceFlavor, Workload
 from dratwin.api.quantity import Quantity
+from dratwin.kueue.fair_sharing import Nominee, tournament_order
 from dratwin.kueue.flavors import (
     FIT,
     NO_FIT,
@@ -135,6 +137,13 @@ class Pending:
 class CycleOptions:
     one_borrowing_per_cohort: bool = False  # the rule of older releases (see the module note)
     fair_sharing: bool = False
+    fair_sharing_prioritize_non_borrowing: bool = True  # Kueue's FairSharingPrioritizeNonBorrowing gate (beta)
+
+    @classmethod
+    def from_configuration(cls, config: Configuration) -> CycleOptions:
+        """Fair sharing is on when the Configuration has a ``fairSharing`` stanza (v1beta2)."""
+        gate = config.feature_gates.get("FairSharingPrioritizeNonBorrowing", True)
+        return cls(fair_sharing=config.fair_sharing is not None, fair_sharing_prioritize_non_borrowing=gate)
 
 
 @dataclass(frozen=True)
@@ -207,7 +216,7 @@ def scheduling_cycle(snapshot: Snapshot, heads: Sequence[Entry],
     only that: what preemptors and waiting heads hold counts within the cycle only)."""
     result = CycleResult()
     claims = _Claims(State(snapshot.cluster_queues, snapshot.tree, Workloads.of(snapshot.admitted)))
-    nominated: list[tuple[Entry, Assignment, list[Target]]] = []
+    nominated: list[Nominated] = []
     for entry in heads:
         cq = snapshot.cluster_queues.get(entry.cluster_queue)
         if cq is None:
@@ -221,12 +230,23 @@ def scheduling_cycle(snapshot: Snapshot, heads: Sequence[Entry],
             result.pending.append(Pending(entry, entry.usage.reason, entry.usage.message))
             continue
         nominated.append((entry, *_nominate(snapshot, claims.state, cq, entry, options)))
-    nominated.sort(key=lambda n: (n[1].borrows, -n[0].priority, n[0].timestamp))
     borrowed_in: set[str] = set()
-    for entry, assignment, found in nominated:
+    for entry, assignment, found in _ordered(snapshot, nominated, options):
         _process(snapshot, entry, assignment, found, options, borrowed_in, claims, result)
     claims.release()
     return result
+
+
+Nominated = tuple[Entry, Assignment, list[Target]]
+
+
+def _ordered(snapshot: Snapshot, nominated: list[Nominated], options: CycleOptions) -> Iterator[Nominated]:
+    """The classical order, or the fair-sharing tournament, which reads the tree as each admission leaves it."""
+    if not options.fair_sharing:
+        yield from sorted(nominated, key=lambda n: (n[1].borrows, -n[0].priority, n[0].timestamp))
+        return
+    nominees = [Nominee(n, n[0].cluster_queue, n[1].usage, n[0].priority, n[0].timestamp) for n in nominated]
+    yield from tournament_order(snapshot.tree, nominees, options.fair_sharing_prioritize_non_borrowing)
 
 
 def _nominate(snapshot: Snapshot, state: State, cq: ClusterQueue, entry: Entry,

@@ -8,7 +8,8 @@ ClusterQueue and Cohort is a node with, per (flavor, resource):
 - its **subtree quota**: a ClusterQueue's nominal; a Cohort's own nominal plus, per child, what the child
   lends (its subtree quota minus the part its lendingLimit keeps for itself, the child's *local quota*);
 - its **usage**: a ClusterQueue's admitted workloads; a Cohort's, per child, the part of the child's usage
-  beyond its local quota.
+  beyond its local quota;
+- its fair-sharing **weight** (``spec.fairSharing.weight``, 1 when unset), read by :mod:`.fair_sharing`.
 
 ``available`` is what a node can admit now (its local quota left, plus what its parent has, capped by its
 borrowingLimit); ``potential_available`` what it could admit with the whole tree idle. A Cohort named by
@@ -22,7 +23,7 @@ import copy
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from dratwin.api.kueue import ClusterQueue, Cohort, ResourceGroup
+from dratwin.api.kueue import DEFAULT_FAIR_SHARING_WEIGHT, ClusterQueue, Cohort, FairSharing, ResourceGroup
 from dratwin.api.quantity import Quantity
 from dratwin.kueue.usage import resource_value
 
@@ -45,6 +46,7 @@ class Node:
     usage: dict[FlavorResource, int] = field(default_factory=dict)
     parent: str | None = None
     children: list[str] = field(default_factory=list)
+    weight: float = 1.0
 
 
 class QuotaTree:
@@ -60,13 +62,15 @@ class QuotaTree:
         nodes: dict[str, Node] = {}
         for cohort in cohorts:
             key = cohort_key(cohort.metadata.name)
-            nodes[key] = Node(cohort.metadata.name, True, _quotas(cohort.spec.resource_groups))
+            nodes[key] = Node(cohort.metadata.name, True, _quotas(cohort.spec.resource_groups),
+                              weight=fair_weight(cohort.spec.fair_sharing))
         for cohort in cohorts:
             if cohort.spec.parent_name and not _closes_cycle(nodes, cohort.metadata.name, cohort.spec.parent_name):
                 _link(nodes, cohort_key(cohort.metadata.name), cohort.spec.parent_name)
         for cq in cluster_queues:
             key = cq_key(cq.metadata.name)
-            nodes[key] = Node(cq.metadata.name, False, _quotas(cq.spec.resource_groups))
+            nodes[key] = Node(cq.metadata.name, False, _quotas(cq.spec.resource_groups),
+                              weight=fair_weight(cq.spec.fair_sharing))
             if cq.spec.cohort_name:
                 _link(nodes, key, cq.spec.cohort_name)
         tree = cls(nodes)
@@ -197,6 +201,12 @@ def cq_key(name: str) -> str:
 
 def cohort_key(name: str) -> str:
     return f"cohort:{name}"
+
+
+def fair_weight(fair_sharing: FairSharing | None) -> float:
+    """``parseFairWeight``: the weight as a float (Kueue's ``AsFloat64Slow``), 1 when unset."""
+    weight = fair_sharing.weight if fair_sharing is not None else None
+    return float(Quantity.parse(DEFAULT_FAIR_SHARING_WEIGHT if weight is None else weight).value)
 
 
 def _closes_cycle(nodes: Mapping[str, Node], child: str, parent_name: str) -> bool:
