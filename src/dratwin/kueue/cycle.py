@@ -14,7 +14,8 @@ The twin of ``pkg/scheduler/scheduler.go`` (``schedule``, ``nominate``, the clas
   admits them one by one, each time re-checking that its usage still fits
   the tree after the admissions before it ("Workload no longer fits after processing another workload");
 - a "no" is a :class:`Pending` value with Kueue's ``QuotaReserved=False`` reason and message;
-- a head whose flavors need preemption (:mod:`.preemption`, over ``Snapshot.admitted``) yields a
+- a head whose flavors need preemption (:mod:`.preemption` over ``Snapshot.admitted``: classical, or by the
+  dominant resource shares with fair sharing on) yields a
   :class:`Preemption`: the Workloads to evict, each with the ``Preempted`` reason and message Kueue writes.
   The head stays pending (``WaitingForPreemptedWorkloads``, "... Pending the preemption of N workload(s)")
   and is retried next cycle, until the caller has evicted them. Targets another head claimed earlier in the
@@ -138,12 +139,15 @@ class CycleOptions:
     one_borrowing_per_cohort: bool = False  # the rule of older releases (see the module note)
     fair_sharing: bool = False
     fair_sharing_prioritize_non_borrowing: bool = True  # Kueue's FairSharingPrioritizeNonBorrowing gate (beta)
+    preemption_strategies: tuple[str, ...] = ()  # fairSharing.preemptionStrategies; () is Kueue's default pair
 
     @classmethod
     def from_configuration(cls, config: Configuration) -> CycleOptions:
         """Fair sharing is on when the Configuration has a ``fairSharing`` stanza (v1beta2)."""
         gate = config.feature_gates.get("FairSharingPrioritizeNonBorrowing", True)
-        return cls(fair_sharing=config.fair_sharing is not None, fair_sharing_prioritize_non_borrowing=gate)
+        strategies = tuple(config.fair_sharing.preemption_strategies) if config.fair_sharing is not None else ()
+        return cls(fair_sharing=config.fair_sharing is not None, fair_sharing_prioritize_non_borrowing=gate,
+                   preemption_strategies=strategies)
 
 
 @dataclass(frozen=True)
@@ -215,7 +219,8 @@ def scheduling_cycle(snapshot: Snapshot, heads: Sequence[Entry],
     """One cycle over ``heads`` (at most one per ClusterQueue); ``snapshot.tree`` gets the admitted usage (and
     only that: what preemptors and waiting heads hold counts within the cycle only)."""
     result = CycleResult()
-    claims = _Claims(State(snapshot.cluster_queues, snapshot.tree, Workloads.of(snapshot.admitted)))
+    fair = options.preemption_strategies if options.fair_sharing else None
+    claims = _Claims(State(snapshot.cluster_queues, snapshot.tree, Workloads.of(snapshot.admitted), fair))
     nominated: list[Nominated] = []
     for entry in heads:
         cq = snapshot.cluster_queues.get(entry.cluster_queue)
