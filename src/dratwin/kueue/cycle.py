@@ -205,13 +205,21 @@ class _Claims:
     def fits(self, key: str, usage: dict[tuple[str, str], int], found: Sequence[Target]) -> bool:
         """Does ``usage`` fit with every claimed victim and ``found`` gone?"""
         gone = {**self.victims, **{t.victim.key: t.victim for t in found}}
-        for victim in gone.values():
-            self.state.remove(victim)
-        try:
+        if not gone:
             return self.state.tree.fits(key, usage)
+        by_queue: dict[str, dict[tuple[str, str], int]] = {}  # one removal per queue: the tree sums the same
+        for victim in gone.values():
+            held = by_queue.setdefault(cq_key(victim.cluster_queue), {})
+            for fr, amount in victim.usage.items():
+                held[fr] = held.get(fr, 0) + amount
+        tree = self.state.tree
+        for queue, held in by_queue.items():
+            tree.remove_usage(queue, held)
+        try:
+            return tree.fits(key, usage)
         finally:
-            for victim in gone.values():
-                self.state.add(victim)
+            for queue, held in by_queue.items():
+                tree.add_usage(queue, held)
 
 
 def scheduling_cycle(snapshot: Snapshot, heads: Sequence[Entry],
