@@ -11,6 +11,8 @@ from dratwin.api.kueue import ClusterQueue, Cohort, ResourceFlavor, Workload
 from dratwin.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 from dratwin.kueue.cycle import Admitted, Entry, Pending, Queues, Snapshot, run_until_settled
 from dratwin.kueue.dra import DraInputs
+from dratwin.kueue.flavors import PREEMPT, Assignment, Mode, PodSetAssignment
+from dratwin.kueue.preemption import AdmittedWorkload, Preemptor, State, Workloads
 from dratwin.kueue.quota import QuotaTree, cq_key
 from dratwin.kueue.usage import workload_usage
 
@@ -169,17 +171,21 @@ def cpu_workload(name: str, cpus: Any, count: int = 1, namespace: str = "team", 
 
 def kueue_snapshot(queues: Sequence[Wire], cohorts: Sequence[Wire] = (),
                    used: dict[str, dict[tuple[str, str], int]] | None = None,
-                   flavors: Sequence[Wire] | None = None,
+                   flavors: Sequence[Wire] | None = None, admitted: Sequence[AdmittedWorkload] = (),
                    namespaces: dict[str, dict[str, str]] | None = None) -> Snapshot:
-    """What a scheduling cycle reads; without ``flavors``, a plain ResourceFlavor for every flavor named;
-    ``namespaces``: the cluster's Namespaces and their labels (None: not known)."""
+    """What a scheduling cycle reads; without ``flavors``, a plain ResourceFlavor for every flavor named.
+    ``admitted`` are the preemption candidates, their usage in the tree beside ``used``; ``namespaces``: the
+    cluster's Namespaces and their labels (None: not known)."""
     if flavors is None:
         named = {f["name"] for q in [*queues, *cohorts] for g in q["spec"]["resourceGroups"] for f in g["flavors"]}
         flavors = [resource_flavor(name) for name in sorted(named)]
     cqs = [msgspec.convert(q, ClusterQueue) for q in queues]
+    tree = quota_tree(queues, cohorts, used)
+    for item in admitted:
+        tree.add_usage(cq_key(item.cluster_queue), item.usage)
     return Snapshot({cq.metadata.name: cq for cq in cqs},
-                    {f["metadata"]["name"]: msgspec.convert(f, ResourceFlavor) for f in flavors},
-                    quota_tree(queues, cohorts, used), namespaces=namespaces)
+                    {f["metadata"]["name"]: msgspec.convert(f, ResourceFlavor) for f in flavors}, tree, admitted,
+                    namespaces=namespaces)
 
 
 def queued(wire: Wire, cq: str, timestamp: float = 0.0) -> Entry:
@@ -204,3 +210,55 @@ def settled(queues: Sequence[Wire], workloads: Sequence[Wire], cohorts: Sequence
     admitted, last = run_until_settled(snapshot, pending)
     verdicts: dict[str, Admitted | Pending] = {**last, **{a.entry.key: a for a in admitted}}
     return snapshot, entries, verdicts
+
+
+# ---- preemption ----------------------------------------------------------------------------------
+
+
+def holding(name: str, cluster_queue: str, usage: dict[tuple[str, str], int], priority: int = 0,
+            reserved_at: float = 0.0, queued_at: float = 0.0, evicted: bool = False,
+            namespace: str = "team") -> AdmittedWorkload:
+    """An admitted Workload holding ``usage`` ((flavor, resource) → amount) in ``cluster_queue``."""
+    wire = workload(name, namespace=namespace, priority=priority)
+    wire["metadata"]["uid"] = f"uid-{name}"
+    return AdmittedWorkload(msgspec.convert(wire, Workload), cluster_queue, usage, reserved_at, queued_at, evicted)
+
+
+def preemption_state(queues: Sequence[Wire], cohorts: Sequence[Wire] = (),
+                     admitted: Sequence[AdmittedWorkload] = ()) -> State:
+    """The quota tree of ``queues`` and ``cohorts`` holding the usage of ``admitted``."""
+    tree = quota_tree(queues, cohorts)
+    for item in admitted:
+        tree.add_usage(cq_key(item.cluster_queue), item.usage)
+    cqs = [msgspec.convert(q, ClusterQueue) for q in queues]
+    return State({cq.metadata.name: cq for cq in cqs}, tree, Workloads.of(admitted))
+
+
+def preemptor(name: str, cluster_queue: str, priority: int = 0, timestamp: float = 0.0) -> Preemptor:
+    """A pending Workload (uid ``wl-NAME``, job uid ``job-NAME``) that preempts from ``cluster_queue``."""
+    wire = workload(name, priority=priority)
+    wire["metadata"].update(uid=f"wl-{name}", labels={"kueue.x-k8s.io/job-uid": f"job-{name}"})
+    return Preemptor(msgspec.convert(wire, Workload), cluster_queue, timestamp)
+
+
+def preempting_assignment(usage: dict[tuple[str, str], int]) -> Assignment:
+    """One PodSet whose every (flavor, resource) of ``usage`` was classified Preempt."""
+    pod_set = PodSetAssignment("main", 1, {r: f for f, r in usage}, {r: Mode(PREEMPT, 0) for _, r in usage},
+                               {r: a for (_, r), a in usage.items()})
+    return Assignment([pod_set], dict(usage))
+
+
+def preemption_policy(within: str | None = None, reclaim: str | None = None, borrow: str | None = None,
+                      threshold: int | None = None) -> Wire:
+    """A ClusterQueue's ``spec.preemption``."""
+    out: Wire = {}
+    if within:
+        out["withinClusterQueue"] = within
+    if reclaim:
+        out["reclaimWithinCohort"] = reclaim
+    if borrow:
+        out["borrowWithinCohort"] = {"policy": borrow}
+        if threshold is not None:
+            out["borrowWithinCohort"]["maxPriorityThreshold"] = threshold
+    return out
+

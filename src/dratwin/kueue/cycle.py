@@ -15,7 +15,17 @@ The twin of ``pkg/scheduler/scheduler.go`` (``schedule``, ``nominate``, the clas
   the tree after the admissions before it ("Workload no longer fits after processing another workload");
 - a head whose namespace the ClusterQueue's ``namespaceSelector`` does not select, or whose requests pass
   its limits or its namespace's LimitRange bounds, is refused before nomination (:mod:`.admissibility`);
-- a "no" is a :class:`Pending` value with Kueue's ``QuotaReserved=False`` reason and message.
+- a "no" is a :class:`Pending` value with Kueue's ``QuotaReserved=False`` reason and message;
+- a head whose flavors need preemption (:mod:`.preemption` over ``Snapshot.admitted``: classical, or by the
+  dominant resource shares with fair sharing on) yields a
+  :class:`Preemption`: the Workloads to evict, each with the ``Preempted`` reason and message Kueue writes.
+  The head stays pending (``WaitingForPreemptedWorkloads``, "... Pending the preemption of N workload(s)")
+  and is retried next cycle, until the caller has evicted them. Targets another head claimed earlier in the
+  cycle are not claimed twice: the head's flavors are assigned again as if those victims were gone
+  (Kueue's RecomputeAssignmentUponPreemptionTargetsOverlap, on by default) and it waits for them, takes
+  other targets, or is skipped. Every fit check of the cycle counts the claimed victims as gone, and a
+  preemptor with no candidates holds its quota for the rest of the cycle unless ``reclaimWithinCohort``
+  is ``Any``.
 
 Upstream's comment still speaks of at most one borrowing admission per cohort per cycle; since the fit
 re-check replaced that rule, it is an option here (``CycleOptions.one_borrowing_per_cohort``), off by default.
@@ -37,10 +47,20 @@ from dratwin.kueue.flavors import (
     NO_FIT,
     Assignment,
     FlavorContext,
-    NoCandidates,
     PreemptionOracle,
     TopologySeam,
     assign_flavors,
+)
+from dratwin.kueue.preemption import (
+    AdmittedWorkload,
+    Oracle,
+    Preemptor,
+    State,
+    Target,
+    Workloads,
+    can_always_reclaim,
+    reserved_while_waiting,
+    targets,
 )
 from dratwin.kueue.quota import QuotaTree, cq_key
 from dratwin.kueue.tas.encoding import encode
@@ -50,6 +70,9 @@ WAITING_FOR_QUOTA = "WaitingForQuota"
 INADMISSIBLE = "Inadmissible"
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 BORROWED_IN_COHORT = "other workload in the cohort was admitted with borrowing in this cycle"
+WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
+OVERLAPPING_TARGETS = "Workload has overlapping preemption targets with another workload"
+DEFERRED_FIT = f"{OVERLAPPING_TARGETS}, but will fit after these preemptions complete"
 
 
 @dataclass(frozen=True)
@@ -69,6 +92,10 @@ class Entry:
     def priority(self) -> int:
         return self.workload.spec.priority or 0
 
+    @property
+    def preemptor(self) -> Preemptor:
+        return Preemptor(self.workload, self.cluster_queue, self.timestamp)
+
 
 @dataclass(frozen=True)
 class Admitted:
@@ -78,6 +105,11 @@ class Admitted:
     @property
     def borrowing(self) -> bool:
         return self.assignment.borrows > 0
+
+    def holding(self, reserved_at: float, evicted: bool = False) -> AdmittedWorkload:
+        """The admitted Workload as later cycles see it (a preemption candidate), reserved at ``reserved_at``."""
+        return AdmittedWorkload(self.entry.workload, self.entry.cluster_queue, dict(self.assignment.usage),
+                                reserved_at, self.entry.timestamp, evicted)
 
     def admission_status(self) -> dict[str, object]:
         """``status.admission`` as Kueue stores it."""
@@ -114,12 +146,15 @@ class CycleOptions:
     one_borrowing_per_cohort: bool = False  # the rule of older releases (see the module note)
     fair_sharing: bool = False
     fair_sharing_prioritize_non_borrowing: bool = True  # Kueue's FairSharingPrioritizeNonBorrowing gate (beta)
+    preemption_strategies: tuple[str, ...] = ()  # fairSharing.preemptionStrategies; () is Kueue's default pair
 
     @classmethod
     def from_configuration(cls, config: Configuration) -> CycleOptions:
         """Fair sharing is on when the Configuration has a ``fairSharing`` stanza (v1beta2)."""
         gate = config.feature_gates.get("FairSharingPrioritizeNonBorrowing", True)
-        return cls(fair_sharing=config.fair_sharing is not None, fair_sharing_prioritize_non_borrowing=gate)
+        strategies = tuple(config.fair_sharing.preemption_strategies) if config.fair_sharing is not None else ()
+        return cls(fair_sharing=config.fair_sharing is not None, fair_sharing_prioritize_non_borrowing=gate,
+                   preemption_strategies=strategies)
 
 
 @dataclass(frozen=True)
@@ -129,7 +164,8 @@ class Snapshot:
     cluster_queues: Mapping[str, ClusterQueue]
     flavors: Mapping[str, ResourceFlavor]
     tree: QuotaTree
-    oracle: PreemptionOracle = field(default_factory=NoCandidates)
+    admitted: Sequence[AdmittedWorkload] = ()  # whose usage ``tree`` holds: the preemption candidates
+    oracle: PreemptionOracle | None = None  # None: Kueue's preemption over ``admitted``
     namespaces: NamespaceLabels | None = None  # namespace → labels, for namespaceSelector (:mod:`.admissibility`)
     limit_ranges: Sequence[LimitRange] = ()  # the cluster's LimitRanges (:mod:`.admissibility`)
     topology: TopologySeam | None = None  # TAS (dratwin.kueue.tas.admission.TasContext); None: no TAS flavor
@@ -139,17 +175,81 @@ class Snapshot:
         return f"ClusterQueue {cq.metadata.name} is inactive" if missing else ""
 
 
+@dataclass(frozen=True)
+class Preemption:
+    """A head that preempts: the Workloads the caller evicts (``Target.conditions`` on each; those already
+    ``ongoing`` are only waited for). The head itself is in ``CycleResult.pending``, waiting for them."""
+
+    entry: Entry
+    targets: list[Target]
+
+
 @dataclass
 class CycleResult:
     admitted: list[Admitted] = field(default_factory=list)
     pending: list[Pending] = field(default_factory=list)
+    preemptions: list[Preemption] = field(default_factory=list)  # the evictions this cycle issues
+
+
+@dataclass
+class _Claims:
+    """The victims claimed so far in a cycle (``PreemptedWorkloads``), and the simulation state they are in."""
+
+    state: State
+    victims: dict[str, AdmittedWorkload] = field(default_factory=dict)
+    held: list[tuple[str, dict[tuple[str, str], int]]] = field(default_factory=list)  # usage of heads not admitted
+
+    def hold(self, key: str, usage: dict[tuple[str, str], int]) -> None:
+        """Count ``usage`` for the rest of the cycle only (Kueue's per-cycle snapshot forgets it)."""
+        self.state.tree.add_usage(key, usage)
+        self.held.append((key, usage))
+
+    def release(self) -> None:
+        for key, usage in reversed(self.held):
+            self.state.tree.remove_usage(key, usage)
+        self.held.clear()
+
+    def overlap(self, found: Sequence[Target]) -> bool:
+        return any(t.victim.key in self.victims for t in found)
+
+    def fits(self, key: str, usage: dict[tuple[str, str], int], found: Sequence[Target]) -> bool:
+        """Does ``usage`` fit with every claimed victim and ``found`` gone?"""
+        gone = {**self.victims, **{t.victim.key: t.victim for t in found}}
+        if not gone:
+            return self.state.tree.fits(key, usage)
+        by_queue: dict[str, dict[tuple[str, str], int]] = {}  # one removal per queue: the tree sums the same
+        for victim in gone.values():
+            held = by_queue.setdefault(cq_key(victim.cluster_queue), {})
+            for fr, amount in victim.usage.items():
+                held[fr] = held.get(fr, 0) + amount
+        tree = self.state.tree
+        for queue, held in by_queue.items():
+            tree.remove_usage(queue, held)
+        try:
+            return tree.fits(key, usage)
+        finally:
+            for queue, held in by_queue.items():
+                tree.add_usage(queue, held)
+
+
+def preemption_oracle(snapshot: Snapshot, entry: Entry, options: CycleOptions = CycleOptions()) -> PreemptionOracle:
+    """What the flavor assigner asks about preemption for ``entry``, as the cycle asks it (outside a cycle:
+    over the snapshot's admitted Workloads, with no victims claimed by other heads)."""
+    if snapshot.oracle is not None:
+        return snapshot.oracle
+    fair = options.preemption_strategies if options.fair_sharing else None
+    return Oracle(State(snapshot.cluster_queues, snapshot.tree, Workloads.of(snapshot.admitted), fair),
+                  entry.preemptor)
 
 
 def scheduling_cycle(snapshot: Snapshot, heads: Sequence[Entry],
                      options: CycleOptions = CycleOptions()) -> CycleResult:
-    """One cycle over ``heads`` (at most one per ClusterQueue); ``snapshot.tree`` gets the admitted usage."""
+    """One cycle over ``heads`` (at most one per ClusterQueue); ``snapshot.tree`` gets the admitted usage (and
+    only that: what preemptors and waiting heads hold counts within the cycle only)."""
     result = CycleResult()
-    nominated: list[tuple[Entry, Assignment]] = []
+    fair = options.preemption_strategies if options.fair_sharing else None
+    claims = _Claims(State(snapshot.cluster_queues, snapshot.tree, Workloads.of(snapshot.admitted), fair))
+    nominated: list[Nominated] = []
     for entry in heads:
         cq = snapshot.cluster_queues.get(entry.cluster_queue)
         if cq is None:
@@ -166,17 +266,18 @@ def scheduling_cycle(snapshot: Snapshot, heads: Sequence[Entry],
         if refused:
             result.pending.append(Pending(entry, MISCONFIGURED, refused))
             continue
-        ctx = FlavorContext(cq, snapshot.tree, snapshot.flavors, snapshot.oracle, options.fair_sharing,
-                            snapshot.topology)
-        nominated.append((entry, assign_flavors(ctx, entry.workload, entry.usage)))
+        nominated.append((entry, *_nominate(snapshot, claims.state, cq, entry, options)))
     borrowed_in: set[str] = set()
-    for entry, assignment in _ordered(snapshot, nominated, options):
-        _process(snapshot, entry, assignment, options, borrowed_in, result)
+    for entry, assignment, found in _ordered(snapshot, nominated, options):
+        _process(snapshot, entry, assignment, found, options, borrowed_in, claims, result)
+    claims.release()
     return result
 
 
-def _ordered(snapshot: Snapshot, nominated: list[tuple[Entry, Assignment]],
-             options: CycleOptions) -> Iterator[tuple[Entry, Assignment]]:
+Nominated = tuple[Entry, Assignment, list[Target]]
+
+
+def _ordered(snapshot: Snapshot, nominated: list[Nominated], options: CycleOptions) -> Iterator[Nominated]:
     """The classical order, or the fair-sharing tournament, which reads the tree as each admission leaves it."""
     if not options.fair_sharing:
         yield from sorted(nominated, key=lambda n: (n[1].borrows, -n[0].priority, n[0].timestamp))
@@ -185,44 +286,79 @@ def _ordered(snapshot: Snapshot, nominated: list[tuple[Entry, Assignment]],
     yield from tournament_order(snapshot.tree, nominees, options.fair_sharing_prioritize_non_borrowing)
 
 
-def _process(snapshot: Snapshot, entry: Entry, assignment: Assignment, options: CycleOptions,
-             borrowed_in: set[str], result: CycleResult) -> None:
+def _nominate(snapshot: Snapshot, state: State, cq: ClusterQueue, entry: Entry,
+              options: CycleOptions) -> tuple[Assignment, list[Target]]:
+    """``getAssignments``: the flavors, and the preemption targets when they need preemption."""
+    assert isinstance(entry.usage, WorkloadUsage)
+    oracle = snapshot.oracle or Oracle(state, entry.preemptor)
+    ctx = FlavorContext(cq, snapshot.tree, snapshot.flavors, oracle, options.fair_sharing, snapshot.topology)
+    assignment = assign_flavors(ctx, entry.workload, entry.usage)
+    if assignment.mode.preemption in (FIT, NO_FIT) or snapshot.oracle is not None:
+        return assignment, []
+    return assignment, targets(state, entry.preemptor, assignment)
+
+
+def _process(snapshot: Snapshot, entry: Entry, assignment: Assignment, found: list[Target], options: CycleOptions,
+             borrowed_in: set[str], claims: _Claims, result: CycleResult) -> None:
+    """``processEntry``, in Kueue's order of checks."""
+    key = cq_key(entry.cluster_queue)
+    deferred = False
+    if claims.overlap(found):  # assign again as if the victims claimed before this head were gone
+        for victim in claims.victims.values():
+            claims.state.remove(victim)
+        try:
+            cq = snapshot.cluster_queues[entry.cluster_queue]
+            assignment, found = _nominate(snapshot, claims.state, cq, entry, options)
+        finally:
+            for victim in claims.victims.values():
+                claims.state.add(victim)
+        deferred = assignment.mode.preemption == FIT
     mode = assignment.mode
     if mode.preemption == NO_FIT:
         result.pending.append(Pending(entry, assignment.no_fit_reason or WAITING_FOR_QUOTA, assignment.message))
         return
-    if mode.preemption != FIT:  # preemption is a later step: no targets, so the Workload waits for quota
+    preempting = mode.preemption != FIT
+    if preempting and not found:  # no candidates: wait for quota, holding it unless reclaim is guaranteed
+        if not can_always_reclaim(snapshot.cluster_queues[entry.cluster_queue]):
+            claims.hold(key, reserved_while_waiting(snapshot.tree, entry.cluster_queue, assignment))
         result.pending.append(Pending(entry, WAITING_FOR_QUOTA, assignment.message))
         return
-    key = cq_key(entry.cluster_queue)
+    if deferred:
+        claims.hold(key, assignment.usage)
+        result.pending.append(Pending(entry, WAITING_FOR_PREEMPTED, DEFERRED_FIT, retry_now=True))
+        return
+    if claims.overlap(found):
+        result.pending.append(Pending(entry, WAITING_FOR_QUOTA, OVERLAPPING_TARGETS, retry_now=True))
+        return
     root = snapshot.tree.root(key)
     if options.one_borrowing_per_cohort and assignment.borrows > 0 and root in borrowed_in:
         result.pending.append(Pending(entry, WAITING_FOR_QUOTA, BORROWED_IN_COHORT, retry_now=True))
         return
-    if not snapshot.tree.fits(key, assignment.usage):
+    if not claims.fits(key, assignment.usage, found):
         result.pending.append(Pending(entry, WAITING_FOR_QUOTA, NO_LONGER_FITS, retry_now=True))
         return
     topology = snapshot.topology
-    if topology is not None and not topology.fits(entry.workload, assignment):
-        assignment = _recompute(snapshot, entry, options)  # TASRecomputeAssignmentWithinSchedulingCycle (on)
-        if (assignment.mode.preemption != FIT or not snapshot.tree.fits(key, assignment.usage)
+    if topology is not None and not preempting and not topology.fits(entry.workload, assignment):
+        # TASRecomputeAssignmentWithinSchedulingCycle (on): the flavors again, as earlier admissions left the tree
+        cq = snapshot.cluster_queues[entry.cluster_queue]
+        assignment, _ = _nominate(snapshot, claims.state, cq, entry, options)
+        if (assignment.mode.preemption != FIT or not claims.fits(key, assignment.usage, [])
                 or not topology.fits(entry.workload, assignment)):
             result.pending.append(Pending(entry, WAITING_FOR_QUOTA, NO_LONGER_FITS, retry_now=True))
             return
+    claims.victims.update((t.victim.key, t.victim) for t in found)
+    if assignment.borrows > 0 and root != key:
+        borrowed_in.add(root)
+    if preempting:
+        claims.hold(key, assignment.usage)
+        message = f"{assignment.message}. Pending the preemption of {len(found)} workload(s)"
+        result.pending.append(Pending(entry, WAITING_FOR_PREEMPTED, message, retry_now=True))
+        result.preemptions.append(Preemption(entry, found))
+        return
     snapshot.tree.add_usage(key, assignment.usage)
     if topology is not None:
         topology.book(entry.workload, assignment)
-    if assignment.borrows > 0 and root != key:
-        borrowed_in.add(root)
     result.admitted.append(Admitted(entry, assignment))
-
-
-def _recompute(snapshot: Snapshot, entry: Entry, options: CycleOptions) -> Assignment:
-    """The flavor assignment again, on the cycle's snapshot as earlier admissions left it."""
-    ctx = FlavorContext(snapshot.cluster_queues[entry.cluster_queue], snapshot.tree, snapshot.flavors,
-                        snapshot.oracle, options.fair_sharing, snapshot.topology)
-    assert isinstance(entry.usage, WorkloadUsage)  # nominated entries have their usage
-    return assign_flavors(ctx, entry.workload, entry.usage)
 
 
 # ---- the queues ----------------------------------------------------------------------------------
@@ -230,11 +366,16 @@ def _recompute(snapshot: Snapshot, entry: Entry, options: CycleOptions) -> Assig
 
 @dataclass
 class Queues:
-    """Each ClusterQueue's pending Workloads in Kueue's order, and those set aside as inadmissible."""
+    """Each ClusterQueue's pending Workloads in Kueue's order, and those set aside as inadmissible.
+
+    Under ``BestEffortFIFO`` a head waiting for its preemptions stays the head (Kueue's sticky preemptor
+    workload, ``pkg/cache/queue`` preemptorWorkload) until it leaves the queue, so that a Workload that
+    arrives meanwhile does not take the room being made for it."""
 
     strategies: dict[str, str]  # ClusterQueue → queueing strategy
     pending: dict[str, list[Entry]] = field(default_factory=dict)
     inadmissible: dict[str, list[Entry]] = field(default_factory=dict)
+    preempting: dict[str, Entry] = field(default_factory=dict)  # ClusterQueue → its sticky preemptor
 
     @classmethod
     def of(cls, cluster_queues: Iterable[ClusterQueue]) -> Queues:
@@ -246,15 +387,23 @@ class Queues:
         queue.sort(key=lambda e: (-e.priority, e.timestamp))
 
     def heads(self) -> list[Entry]:
-        return [queue[0] for _, queue in sorted(self.pending.items()) if queue]
+        return [self._head(name, queue) for name, queue in sorted(self.pending.items()) if queue]
+
+    def _head(self, name: str, queue: list[Entry]) -> Entry:
+        sticky = self.preempting.get(name)
+        return sticky if sticky is not None and sticky in queue else queue[0]
 
     def settle(self, result: CycleResult) -> None:
         """After a cycle: admitted heads leave; a failed head stays (StrictFIFO) or is set aside."""
         for admitted in result.admitted:
             self.pending[admitted.entry.cluster_queue].remove(admitted.entry)
+            if self.preempting.get(admitted.entry.cluster_queue) == admitted.entry:
+                del self.preempting[admitted.entry.cluster_queue]
         for pending in result.pending:
             queue = self.pending.get(pending.entry.cluster_queue, [])
             strict = self.strategies.get(pending.entry.cluster_queue) == "StrictFIFO"
+            if pending.reason == WAITING_FOR_PREEMPTED and not strict:
+                self.preempting[pending.entry.cluster_queue] = pending.entry
             if not strict and not pending.retry_now and pending.entry in queue:
                 queue.remove(pending.entry)
                 self.inadmissible.setdefault(pending.entry.cluster_queue, []).append(pending.entry)
@@ -283,8 +432,9 @@ def run_until_settled(snapshot: Snapshot, queues: Queues, options: CycleOptions 
         for done in result.admitted:
             last.pop(done.entry.key, None)
         queues.settle(result)
-        if not result.admitted and all(queues.strategies.get(h.cluster_queue) == "StrictFIFO" for h in heads):
-            break  # every head blocks its queue: nothing changes until quota is freed
+        if not result.admitted and all(p.retry_now or queues.strategies.get(p.entry.cluster_queue) == "StrictFIFO"
+                                       for p in result.pending):
+            break  # every head stays where it is (blocking, or waiting for its preemptions): the next cycle is this one
     return admitted, last
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from dratwin.api.core import PodSpec
 from dratwin.api.kueue import PODS_RESOURCE, ResourceGroup
-from dratwin.kueue.cycle import Admitted, Entry, Pending, Snapshot
+from dratwin.kueue.cycle import Admitted, Entry, Pending, Snapshot, preemption_oracle
 from dratwin.kueue.flavors import (
     FIT,
     NO_CANDIDATES,
@@ -258,7 +258,7 @@ def quota_view(snapshot: Snapshot, entry: Entry, verdict: Admitted | Pending | N
     cq = snapshot.cluster_queues.get(entry.cluster_queue)
     if cq is None or isinstance(entry.usage, Inadmissible) or snapshot.inactive_reason(cq):
         return QuotaView(key, local, entry.cluster_queue, waiting, False)
-    ctx = FlavorContext(cq, snapshot.tree, snapshot.flavors, snapshot.oracle)
+    ctx = FlavorContext(cq, snapshot.tree, snapshot.flavors, preemption_oracle(snapshot, entry))
     assignment = assign_flavors(ctx, workload, entry.usage)
     notes = [] if verdict else ["no scheduling cycle tried it: a StrictFIFO ClusterQueue keeps it behind a head "
                                 "that does not fit, so Kueue has written no QuotaReserved condition yet"]
@@ -270,7 +270,7 @@ def _pod_set_views(snapshot: Snapshot, tree: QuotaTree, entry: Entry, assignment
                    pending: bool = False) -> list[PodSetView]:
     cq = snapshot.cluster_queues[entry.cluster_queue]
     assert isinstance(entry.usage, WorkloadUsage)
-    ctx = FlavorContext(cq, tree, snapshot.flavors, snapshot.oracle)
+    ctx = FlavorContext(cq, tree, snapshot.flavors, preemption_oracle(snapshot, entry))
     covers_pods = any(PODS_RESOURCE in g.covered_resources for g in cq.spec.resource_groups)
     taken: dict[FlavorResource, int] = {}  # what earlier PodSets were assigned, as the assigner counts it
     views = []

@@ -16,9 +16,10 @@ For each PodSet, resource by resource (in name order), the resource group that c
    it only under ``whenCanPreempt: MayStopSearch``; otherwise the best flavor seen wins
    (``preference``: BorrowingOverPreemption, the default, or PreemptionOverBorrowing).
 
-Preemption itself is a later step: the :class:`PreemptionOracle` seam answers whether targets exist; the
-default finds none, so a Preempt flavor leaves the Workload waiting for quota, as Kueue does when its
-simulation finds no candidates. The messages are Kueue's, joined and sorted as its Status prints them.
+Whether preempting could make room is asked of a :class:`PreemptionOracle`: the scheduling cycle passes
+:class:`dratwin.kueue.preemption.Oracle`, which runs Kueue's preemption on the admitted Workloads;
+:class:`NoCandidates` finds none, so a Preempt flavor leaves the Workload waiting for quota, as Kueue does
+when its simulation finds no candidates. The messages are Kueue's, joined and sorted as its Status prints them.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ _SEVERITY = {"": 0, "TopologyPlacementFailed": 1, WAITING_FOR_QUOTA: 2, EXCEEDS_
 
 
 class PreemptionOracle(Protocol):
-    """Whether preempting could admit ``amount`` of ``fr`` in the ClusterQueue (a later step fills this)."""
+    """Whether preempting could admit ``amount`` of ``fr`` in the ClusterQueue (:mod:`.preemption` answers)."""
 
     def simulate(self, cq: ClusterQueue, workload: Workload, fr: FlavorResource, amount: int) -> tuple[int, int]:
         """(mode: PREEMPT, RECLAIM or NO_CANDIDATES, borrowing height after preemption)."""
