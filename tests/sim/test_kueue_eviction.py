@@ -1,5 +1,5 @@
-"""Kueue's evictions in a run over time: preemption targets (hand-made here: the cycle's preemption is the
-core's), the PodsReady timeout with its requeue backoff and backoffLimitCount, the Job suspended and its
+"""Kueue's evictions in a run over time: preemption targets (hand-made, and the cycle's own from the
+preemption core), the PodsReady timeout with its requeue backoff and backoffLimitCount, the Job suspended and its
 pods' work lost, the Workload requeued.
 
 Kueue at ff69552: pkg/workload/evict/evict.go (Evict, prepareForEviction), pkg/controller/jobframework/
@@ -216,3 +216,29 @@ def test_invariants_catch_a_broken_queue(case: BrokenCase, breakage: Callable[[K
     breakage(rig)
     with pytest.raises(InvariantError, match=case.message):
         rig.checker()
+
+
+def test_cycle_preemption_evicts_the_lower_priority_workload() -> None:
+    """The cycle's own targets (kueue/preemption, withinClusterQueue: LowerPriority, preemption.md "Preemption
+    within a ClusterQueue"): the high-priority Job arriving at 5m preempts the running one at once, which is
+    requeued and admitted again when the preemptor finishes; the victim's 5 minutes of work are lost."""
+    queue = cpu_queue("cq", 4, preemption={"withinClusterQueue": "LowerPriority"})
+    objects = [node("n1", cpu="8"), resource_flavor("default"), queue, local_queue("lq", "cq", namespace="default"),
+               HIGH, queued_job("a", "4"), _urgent("b", "4", at="5m")]
+    rig = kueue_rig(objects)
+    rig.run("1h")
+    last = {w.key: w.admitted_at for w in rig.kueue.view().workloads}
+    assert (last[rig.key("a")], last[rig.key("b")]) == (900.0, 300.0)
+    assert rig.kueue.evicted["Preempted"] == 1
+    assert rig.kueue.work_lost_seconds == 300.0
+    found = _conditions(rig.workload("a"))
+    assert found["Requeued"] == ("True", "Preempted")
+
+
+def test_no_preemption_without_a_policy() -> None:
+    """withinClusterQueue defaults to Never: the high-priority Job waits for the quota instead."""
+    rig = kueue_rig([*kueue_basics(4), HIGH, queued_job("a", "4"), _urgent("b", "4", at="5m")])
+    rig.run("1h")
+    last = {w.key: w.admitted_at for w in rig.kueue.view().workloads}
+    assert (last[rig.key("a")], last[rig.key("b")]) == (0.0, 600.0)
+    assert rig.kueue.evicted["Preempted"] == 0

@@ -58,6 +58,7 @@ from dratwin.kueue.cycle import (
 )
 from dratwin.kueue.dra import DraInputs
 from dratwin.kueue.jobs import InjectionConflict, NotQueued, admitted_job, suspended, workload_for_job
+from dratwin.kueue.preemption import AdmittedWorkload
 from dratwin.kueue.quota import QuotaTree, cq_key
 from dratwin.kueue.usage import Inadmissible, WorkloadUsage, decode_workload, workload_usage
 from dratwin.sim.admission_checks import AdmissionChecks, checks_for
@@ -66,7 +67,7 @@ from dratwin.sim.engine import CONTROLLER, Engine
 from dratwin.sim.kubelet import is_ready
 from dratwin.sim.kueue_objects import KueueObjects
 from dratwin.sim.kueue_pods_ready import PodsReadySettings, pods_ready_condition, pods_ready_settings
-from dratwin.sim.kueue_records import PreemptionTarget, WorkloadRecord
+from dratwin.sim.kueue_records import Preempted, PreemptionTarget, WorkloadRecord
 from dratwin.sim.kueue_status import (
     ADMISSION_CHECK,
     BACKOFF_FINISHED,
@@ -240,18 +241,26 @@ class KueueController:
         if not heads:
             return
         self.cycles += 1
-        snapshot = Snapshot(self.objects.cluster_queues, self.objects.flavors, self.tree)
+        snapshot = Snapshot(self.objects.cluster_queues, self.objects.flavors, self.tree, self._holding_quota())
         result = scheduling_cycle(snapshot, heads, self._options())
         self.queues.settle(result)
         for admitted in result.admitted:
             self._admit(admitted)
+        for preemption in result.preemptions:  # issuePreemptions: the victims are evicted now, the head retried
+            self.preempt([Preempted(t.victim.key, t.reason, t.message) for t in preemption.targets])
         for pending in result.pending:
             record = self.records.get(pending.entry.key)
             if record is not None:
                 self._write_pending(record, pending)
         after = [h.key for h in self.queues.heads()]
-        if result.admitted or after != [h.key for h in heads]:
+        if result.admitted or result.preemptions or after != [h.key for h in heads]:
             self._kick()
+
+    def _holding_quota(self) -> list[AdmittedWorkload]:
+        """The Workloads whose usage the tree holds: what preemption may take back."""
+        return [AdmittedWorkload(r.admitted.entry.workload, r.cluster_queue, r.admitted.assignment.usage,
+                                 r.reserved_at or 0.0, r.admitted.entry.timestamp)
+                for r in self.records.values() if r.admitted is not None and r.finished_at is None]
 
     def _options(self) -> CycleOptions:
         return CycleOptions.from_configuration(self.objects.config)
