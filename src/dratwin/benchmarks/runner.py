@@ -34,6 +34,7 @@ BENCHMARK_MODULES: dict[str, str] = {
     "models": "dratwin.benchmarks.models_bench",
     "engine": "dratwin.benchmarks.engine_bench",
     "simulate": "dratwin.benchmarks.simulate_bench",
+    "kueue": "dratwin.benchmarks.kueue_bench",
 
     "trace": "dratwin.benchmarks.trace_bench",
 }

@@ -34,6 +34,7 @@ No clock and no I/O: timestamps are numbers the caller gives.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -382,9 +383,7 @@ class Queues:
         return cls({cq.metadata.name: cq.queueing_strategy for cq in cluster_queues})
 
     def push(self, entry: Entry) -> None:
-        queue = self.pending.setdefault(entry.cluster_queue, [])
-        queue.append(entry)
-        queue.sort(key=lambda e: (-e.priority, e.timestamp))
+        bisect.insort(self.pending.setdefault(entry.cluster_queue, []), entry, key=queue_order)
 
     def heads(self) -> list[Entry]:
         return [self._head(name, queue) for name, queue in sorted(self.pending.items()) if queue]
@@ -446,6 +445,11 @@ def resolve_local_queue(workload: Workload, local_queues: Mapping[tuple[str, str
         entry = Entry(workload, "", WorkloadUsage(), 0.0)
         return Pending(entry, INADMISSIBLE, f"LocalQueue {workload.spec.queue_name} doesn't exist")
     return queue.spec.cluster_queue
+
+
+def queue_order(entry: Entry) -> tuple[int, float]:
+    """Kueue's order of a ClusterQueue's pending Workloads: higher priority first, then the older."""
+    return -entry.priority, entry.timestamp
 
 
 MAX_CONDITION_MESSAGE = 32 * 1024  # metav1.Condition's maxLength; Kueue truncates to it

@@ -37,6 +37,9 @@ class Quota:
     lending_limit: int | None = None
 
 
+_NO_QUOTA = Quota()
+
+
 @dataclass
 class Node:
     name: str
@@ -94,7 +97,7 @@ class QuotaTree:
     # ---- reading --------------------------------------------------------------------------------
 
     def quota(self, key: str, fr: FlavorResource) -> Quota:
-        return self.nodes[key].quotas.get(fr, Quota())
+        return self.nodes[key].quotas.get(fr, _NO_QUOTA)
 
     def local_quota(self, key: str, fr: FlavorResource) -> int:
         """What a node keeps for itself: its subtree quota beyond its lendingLimit (0 without one)."""
