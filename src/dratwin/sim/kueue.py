@@ -18,6 +18,8 @@ The twin of Kueue's job reconciler (``pkg/controller/jobframework/reconciler.go`
 - a Workload that cannot be admitted keeps Kueue's ``QuotaReserved=False`` reason and message;
 - when the Job ends (Complete or Failed), the Workload gets ``Finished`` (reason Succeeded or Failed, the
   Job condition's message), its quota is freed and the inadmissible Workloads are queued again;
+- a cycle's preemptions (the Workloads holding quota are its candidates, :mod:`dratwin.kueue.preemption`) are
+  evicted at once, and the preemptor is tried again in the next cycle;
 - an eviction (:meth:`KueueController.evict`: preemption targets, the PodsReady timeout) sets ``Evicted``
   (and ``Preempted``), suspends the Job (the Job controller deletes its pods: their running time is the work
   lost, counted as for Karpenter's evictions, :func:`dratwin.sim.disruption.lost_progress`), then clears the
