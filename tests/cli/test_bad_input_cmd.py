@@ -98,6 +98,10 @@ VALIDATE_CASES = [
     ValidateCase("quantity", POD, ":8: Pod ml/web: spec.containers[0].resources.limits[cpu]: Invalid value: \"abc\": "
                  "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' "
                  "(a quantity is a number with an optional suffix, e.g. 80Gi, 500m, 2 or 1e3)"),
+    # A null list item is no absent field: Go would decode a zero Container, which has no name (refused).
+    ValidateCase("null-container", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [null]\n",
+                 ':5: Pod default/p: spec.containers[0]: Invalid value: "null": must be an object (v1.Container), '
+                 "not null: the API server cannot decode it"),
     ValidateCase("deployment-without-selector-and-template",
                  "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: 1}\n",
                  ":4: Deployment default/d: spec.selector: Required value"),

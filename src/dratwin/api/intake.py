@@ -218,7 +218,8 @@ def _describe(expected: str) -> str:
 
 
 def _article(kind: str) -> str:
-    return {"array": "a list", "object": "a mapping", "number": "a number", "bool": "a boolean"}.get(kind, "a " + kind)
+    shown = {"array": "a list", "object": "a mapping", "number": "a number", "bool": "a boolean", "null": "null"}
+    return shown.get(kind, "a " + kind)
 
 
 def _type_hint(issue: Issue) -> str:

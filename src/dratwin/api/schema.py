@@ -12,8 +12,10 @@ refuse them:
 - a quantity that does not parse (``cpu: abc``, ``memory: 1.5.5Gi``), with the API server's message;
 - for custom resources (Karpenter), a field the CRD's schema requires.
 
-``null`` is accepted anywhere: the decoder treats it as absent. The check is pure and stops at nothing:
-every issue of the object is returned, in document order.
+``null`` is accepted for any field: the decoder treats it as absent. A ``null`` list item is refused as a
+value of the wrong type (the Go decoder would make it a zero value, which the API server's validation then
+refuses for the objects that matter: a nameless container, an empty selector term). The check is pure and
+stops at nothing: every issue of the object is returned, in document order.
 """
 
 from __future__ import annotations
@@ -199,7 +201,10 @@ class _Walker:
                 if plain and (item, type(element)) in _PLAIN:
                     continue
                 path.append(index)
-                self.walk(element, item, path)
+                if element is None:  # a list item is not a field: null is no "absent" value there
+                    self._wrong(element, type_name(item), path)
+                else:
+                    self.walk(element, item, path)
                 path.pop()
         elif kind is MapOf:
             if type(value) is not dict:
@@ -303,7 +308,9 @@ def type_name(node: Node) -> str:
 
 
 def json_kind(value: Any) -> str:
-    """What a value is in JSON: string, number, bool, array or object (Go's decoder names these)."""
+    """What a value is in JSON: string, number, bool, array, object or null (Go's decoder names these)."""
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int | float):
