@@ -238,9 +238,13 @@ def preemption_oracle(snapshot: Snapshot, entry: Entry, options: CycleOptions = 
     over the snapshot's admitted Workloads, with no victims claimed by other heads)."""
     if snapshot.oracle is not None:
         return snapshot.oracle
+    return Oracle(_preemption_state(snapshot, options), entry.preemptor)
+
+
+def _preemption_state(snapshot: Snapshot, options: CycleOptions) -> State:
+    """What preemption reads: the tree and the Workloads holding quota, with the fair-sharing strategies."""
     fair = options.preemption_strategies if options.fair_sharing else None
-    return Oracle(State(snapshot.cluster_queues, snapshot.tree, Workloads.of(snapshot.admitted), fair),
-                  entry.preemptor)
+    return State(snapshot.cluster_queues, snapshot.tree, Workloads.of(snapshot.admitted), fair)
 
 
 def scheduling_cycle(snapshot: Snapshot, heads: Sequence[Entry],
@@ -248,8 +252,7 @@ def scheduling_cycle(snapshot: Snapshot, heads: Sequence[Entry],
     """One cycle over ``heads`` (at most one per ClusterQueue); ``snapshot.tree`` gets the admitted usage (and
     only that: what preemptors and waiting heads hold counts within the cycle only)."""
     result = CycleResult()
-    fair = options.preemption_strategies if options.fair_sharing else None
-    claims = _Claims(State(snapshot.cluster_queues, snapshot.tree, Workloads.of(snapshot.admitted), fair))
+    claims = _Claims(_preemption_state(snapshot, options))
     nominated: list[Nominated] = []
     for entry in heads:
         cq = snapshot.cluster_queues.get(entry.cluster_queue)

@@ -23,7 +23,7 @@ from typing import Any
 from dratwin.api.core import PodSpec
 from dratwin.api.kueue import PODS_RESOURCE, ResourceGroup
 from dratwin.kueue.cycle import Admitted, Entry, Pending, Snapshot, preemption_oracle
-from dratwin.kueue.flavors import (
+from dratwin.kueue.flavors import (  # the assigner's own rules, reused
     FIT,
     NO_CANDIDATES,
     NO_FIT,
@@ -32,10 +32,10 @@ from dratwin.kueue.flavors import (
     Assignment,
     FlavorContext,
     assign_flavors,
+    fits_quota,
+    flavor_mismatch,
 )
-from dratwin.kueue.flavors import _fits_quota as fits_quota  # the assigner's own rule, reused
-from dratwin.kueue.flavors import _flavor_mismatch as flavor_mismatch
-from dratwin.kueue.flavors import _shown as shown
+from dratwin.kueue.flavors import shown_amount as shown
 from dratwin.kueue.quota import FlavorResource, QuotaTree, cq_key
 from dratwin.kueue.usage import Inadmissible, WorkloadUsage
 

@@ -222,7 +222,7 @@ def _flavor_for_group(ctx: FlavorContext, workload: Workload, pod_set: PodSet, g
     for flavor_quotas in group.flavors:
         name = flavor_quotas.name
         found = ctx.flavors.get(name)
-        mismatch = _flavor_mismatch(found, name, pod_set.template.spec)
+        mismatch = flavor_mismatch(found, name, pod_set.template.spec)
         if found is not None and ctx.topology is not None:  # Kueue checks topology first, then taints
             mismatch = ctx.topology.mismatch(ctx.cq, pod_set, found, group) or mismatch
         if mismatch:
@@ -232,7 +232,7 @@ def _flavor_for_group(ctx: FlavorContext, workload: Workload, pod_set: PodSet, g
         modes: dict[str, Mode] = {}
         representative = BEST
         for resource, amount in wanted.items():
-            mode, why, reason = _fits_quota(ctx, workload, (name, resource), assumed.get((name, resource), 0), amount)
+            mode, why, reason = fits_quota(ctx, workload, (name, resource), assumed.get((name, resource), 0), amount)
             if why:
                 reasons.append(why)
                 no_fit = _worse(no_fit, reason)
@@ -262,7 +262,7 @@ def _flavor_for_group(ctx: FlavorContext, workload: Workload, pod_set: PodSet, g
     return True
 
 
-def _fits_quota(ctx: FlavorContext, workload: Workload, fr: FlavorResource, assumed: int,
+def fits_quota(ctx: FlavorContext, workload: Workload, fr: FlavorResource, assumed: int,
                 amount: int) -> tuple[Mode, str, str]:
     """``fitsResourceQuota``: the mode of ``amount`` more of ``fr``, and when it does not fit, why."""
     key = cq_key(ctx.cq.metadata.name)
@@ -271,13 +271,14 @@ def _fits_quota(ctx: FlavorContext, workload: Workload, fr: FlavorResource, assu
     most = ctx.tree.potential_available(key, fr)
     if value > most:
         return WORST, (f"insufficient quota for {resource} in flavor {flavor}, previously considered podsets "
-                       f"requests ({_shown(resource, assumed)}) + current podset request ({_shown(resource, amount)}) "
-                       f"> maximum capacity ({_shown(resource, most)})"), EXCEEDS_MAX_QUOTA
+                       f"requests ({shown_amount(resource, assumed)}) + current podset request "
+                       f"({shown_amount(resource, amount)}) > maximum capacity ({shown_amount(resource, most)})"
+                       ), EXCEEDS_MAX_QUOTA
     height, may_reclaim = ctx.tree.borrowing_height(key, fr, value)
     available = ctx.tree.available(key, fr)
     if value <= available:
         return Mode(FIT, height), "", ""
-    why = (f"insufficient unused quota for {resource} in flavor {flavor}, {_shown(resource, value - available)} "
+    why = (f"insufficient unused quota for {resource} in flavor {flavor}, {shown_amount(resource, value - available)} "
            "more needed")
     if ctx.tree.quota(key, fr).nominal >= value or may_reclaim or _can_preempt_while_borrowing(ctx):
         mode, borrowing = ctx.oracle.simulate(ctx.cq, workload, fr, value)
@@ -321,7 +322,7 @@ def _try_next(mode: Mode, when_borrow: str, when_preempt: str) -> bool:
     return mode.borrowing != 0 and when_borrow == "TryNextFlavor"
 
 
-def _flavor_mismatch(flavor: ResourceFlavor | None, name: str, pod: PodSpec) -> str:
+def flavor_mismatch(flavor: ResourceFlavor | None, name: str, pod: PodSpec) -> str:
     """``checkFlavorForPodSets``: why the flavor cannot take the pod ("" when it can)."""
     if flavor is None:
         return f"flavor {name} not found"
@@ -360,7 +361,7 @@ def _worse(a: str, b: str) -> str:
     return a if _SEVERITY.get(a, 0) >= _SEVERITY.get(b, 0) else b
 
 
-def _shown(resource: str, amount: int) -> str:
+def shown_amount(resource: str, amount: int) -> str:
     """An amount as Kueue's resource formatter prints it: cpu from millicores, the rest as is."""
     if resource == "cpu":
         return str(Quantity.parse(f"{amount}m"))
