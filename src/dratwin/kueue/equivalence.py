@@ -93,7 +93,7 @@ class EquivalentQueues(Queues):
                     self.inadmissible.setdefault(name, []).extend(queue[:front])
                     del queue[:front]
             if queue:
-                heads.append(queue[0])
+                heads.append(self._head(name, queue))  # the base rule: a waiting preemptor stays the head
         return heads
 
     def requeue_inadmissible(self) -> None:
