@@ -42,6 +42,7 @@ from dratwin.cluster.skipped import KUEUE_GROUPS, skipped_objects
 from dratwin.cluster.state import ClusterState, PodRecord
 from dratwin.cluster.workloads import expand_workloads
 from dratwin.scheduler.framework import NodeInfo, PodInfo
+from dratwin.scheduler.gates import scheduling_gates, with_gated_condition
 from dratwin.scheduler.resources import add_pod, make_pod_info, node_allocatable
 
 Raw = dict[str, Any]
@@ -267,6 +268,8 @@ def _add_pod(
     rng: random.Random,
 ) -> None:
     state = loaded.state
+    if scheduling_gates(raw):  # the API server's condition for a pod created with scheduling gates
+        raw = with_gated_condition(raw)
     pod = msgspec.convert(raw, Pod, strict=False)
     if not pod.metadata.namespace:
         pod.metadata.namespace = "default"

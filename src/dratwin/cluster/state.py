@@ -35,7 +35,7 @@ from dratwin.cluster.claims import (
 )
 from dratwin.cluster.device_taint_rules import RuleTaint
 from dratwin.scheduler.framework import NodeInfo, PodInfo
-from dratwin.scheduler.resources import add_pod, remove_pod
+from dratwin.scheduler.resources import add_pod, make_pod_info, remove_pod
 
 Raw = dict[str, Any]
 KUEUE_WORKLOAD = "Workload.kueue.x-k8s.io"  # the events' kind (scheduling.k8s.io has a Workload too)
@@ -280,6 +280,14 @@ class ClusterState:
         record = self.pods[key]
         record.raw, record.pod, record.info.pod = raw, pod, pod
         add_pod(self.nodes[node_name], record.info)
+        self.record("Modified", "Pod", key)
+
+    def update_pod(self, key: str, raw: Raw, pod: Pod) -> None:
+        """An unbound pod changed (its scheduling gates removed, its nodeSelector set): its new object; the
+        scheduler's view is derived again, in the same queue order."""
+        record = self.pods[key]
+        assert not record.pod.spec.node_name, f"pod {key} is bound: only a pending pod is updated"
+        record.raw, record.pod, record.info = raw, pod, make_pod_info(pod, record.info.order)
         self.record("Modified", "Pod", key)
 
     def remove_pod(self, key: str) -> PodRecord:

@@ -24,6 +24,7 @@ from dratwin.cel import SelectorCompiler
 from dratwin.cluster.state import pod_claim_keys
 from dratwin.scheduler.binder import StateBinder, mark_unschedulable
 from dratwin.scheduler.framework import PodInfo
+from dratwin.scheduler.gates import scheduling_gates
 from dratwin.scheduler.profile import Options, default_profile
 from dratwin.scheduler.resources import remove_pod
 from dratwin.scheduler.scheduler import Attempt, Scheduler
@@ -68,6 +69,7 @@ class SchedulingController:
     compiler: SelectorCompiler | None = None
     queue: SchedulingQueue = field(default_factory=SchedulingQueue)
     messages: dict[str, str] = field(default_factory=dict)  # the last FailedScheduling message per pod
+    gated: set[str] = field(default_factory=set)  # pods PreEnqueue holds back for their scheduling gates
     attempts: int = 0
     gang_of: dict[str, str] = field(default_factory=dict)
     gangs: dict[str, list[str]] = field(default_factory=dict)
@@ -102,16 +104,23 @@ class SchedulingController:
 
     def enqueue(self, pods: Sequence[PodInfo], gang: str | None = None) -> None:
         for info in pods:
-            self.queue.add(info)
             if gang is not None:
                 self.gang_of[info.key] = gang
                 self.gangs.setdefault(gang, []).append(info.key)
+            record = self.store.state.pods.get(info.key)
+            if record is not None and scheduling_gates(record.raw):
+                self.gated.add(info.key)  # PreEnqueue (SchedulingGates): queued once its last gate is gone
+                continue
+            self.queue.add(info)
         self._kick()
 
     # ---- reacting to the cluster ----
 
     def _on_change(self, change: Change) -> None:
         if change.kind == "Pod":
+            if change.key in self.gated:
+                self._ungated(change)
+                return
             if change.type == "Deleted":
                 self.queue.delete(change.key)
                 self._unindex_claims(change.key)
@@ -134,6 +143,16 @@ class SchedulingController:
             self._node_epoch += 1
         if change.type in ("Added", "Modified"):
             self._move()
+
+    def _ungated(self, change: Change) -> None:
+        """A gated pod changed: once its last gate is removed it enters the queue like a new pod."""
+        record = self.store.state.pods.get(change.key)
+        if change.type == "Deleted" or record is None:
+            self.gated.discard(change.key)
+        elif not scheduling_gates(record.raw):
+            self.gated.discard(change.key)
+            self.queue.add(record.info)
+            self._kick()
 
     def _move(self) -> None:
         if self.queue.unschedulable:

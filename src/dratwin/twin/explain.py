@@ -21,6 +21,7 @@ from dratwin.cluster.device_taint_rules import taint_text
 from dratwin.cluster.roles import DEVICE_PLUGIN, FAMILIES, Family, plugin_resources
 from dratwin.cluster.state import pod_claim_keys
 from dratwin.scheduler.framework import Status
+from dratwin.scheduler.gates import GATED_REASON, pre_enqueue_message, scheduling_gates
 from dratwin.scheduler.plugins.dynamic_resources import CANNOT_ALLOCATE
 from dratwin.scheduler.plugins.dynamic_resources import NAME as DRA
 from dratwin.scheduler.scheduler import Attempt
@@ -31,6 +32,11 @@ MAX_NAMES = 5
 PRE_ENQUEUE_NOTE = (
     "kube-scheduler's PreEnqueue check holds the pod back until its claims exist: it is never tried, so it "
     "gets no FailedScheduling event and no PodScheduled condition"
+)
+GATES_NOTE = (
+    "kube-scheduler's SchedulingGates PreEnqueue check keeps a pod with spec.schedulingGates out of its queue; "
+    "whoever added a gate removes it (Kueue's kueue.x-k8s.io/admission once the pod's Workload is admitted), "
+    "and the pod is tried then"
 )
 DRA_PREEMPTION_NOTE = (
     "Kubernetes 1.36 does not preempt pods to free DRA devices: DynamicResources rejects a node as "
@@ -124,6 +130,10 @@ def _explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
         node = record.pod.spec.node_name
         if node:
             return PodExplanation(pod, "Scheduled", f"already bound to node {node} in the input", node)
+        gates = scheduling_gates(record.raw)
+        if gates:
+            summary = f"not tried by kube-scheduler: {pre_enqueue_message(gates)} ({GATED_REASON})"
+            return PodExplanation(pod, "Pending", summary, notes=[*blocked, GATES_NOTE])
         held = [b for b in report.loaded.blocked if b.pod == pod]
         if held:
             summary = f"not tried by kube-scheduler: {held[0].scheduler_status or held[0].reason}"

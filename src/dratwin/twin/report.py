@@ -15,6 +15,7 @@ from dratwin.cel import CelDevice, SelectorCompiler
 from dratwin.cel.classes import classes_selecting
 from dratwin.cluster.roles import time_slicing_warning
 from dratwin.cluster.state import ClusterState
+from dratwin.scheduler.gates import pre_enqueue_message, scheduling_gates
 from dratwin.twin.report_kueue import (
     HEADER,
     cluster_queue_json,
@@ -72,6 +73,7 @@ def summary(report: ScheduleReport, compiler: SelectorCompiler) -> dict[str, Any
             {"node": u.node, "deviceClass": u.device_class, "used": u.used, "total": u.total}
             for u in class_usage(state, compiler)
         ],
+        **({"gated": [{"pod": pod, "gates": gates} for pod, gates in gated]} if (gated := gated_pods(state)) else {}),
         "notPending": [{"pod": b.pod, "reason": b.reason, "scheduler": b.scheduler_status or None}
                        for b in report.loaded.blocked],
         "warnings": warnings(report),
@@ -101,6 +103,10 @@ def render_table(report: ScheduleReport, compiler: SelectorCompiler) -> str:
     if failed:
         lines.append(f"UNSCHEDULABLE ({len(failed)})")
         lines += [f"{a.pod}: {a.message}" for a in failed] + [""]
+    gated = gated_pods(state)
+    if gated:
+        lines.append(f"GATED: not tried until their scheduling gates are removed ({len(gated)})")
+        lines += [f"{pod}: {pre_enqueue_message(gates)}" for pod, gates in gated] + [""]
     blocked = report.loaded.blocked
     if blocked:
         lines.append(f"NOT TRIED: held back before scheduling until their claims exist ({len(blocked)})")
@@ -129,6 +135,12 @@ def _workload_lines(report: ScheduleReport) -> list[str]:
         lines.append(f"WAITING FOR ADMISSION ({len(waiting)})")
         lines += [*waiting, ""]
     return lines
+
+
+def gated_pods(state: ClusterState) -> list[tuple[str, list[str]]]:
+    """The unbound pods kube-scheduler does not try for their scheduling gates, and the gates, in order."""
+    return [(key, gates) for key, record in state.pods.items()
+            if not record.pod.spec.node_name and (gates := scheduling_gates(record.raw))]
 
 
 def warnings(report: ScheduleReport) -> list[str]:
