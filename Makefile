@@ -60,6 +60,8 @@ demo: $(STAMP)
 	@# Kueue: quota blocks while a node is idle; quota admits what DRA cannot place (both exit status 1).
 	$(BIN)/dratwin explain job/team-a/finetune -f examples/deviceclasses.yaml -f examples/queues/cluster.yaml -f examples/queues/team-quota/ || test $$? -eq 1
 	$(BIN)/dratwin explain job/llm/tp-bench -f examples/deviceclasses.yaml -f examples/queues/cluster.yaml -f examples/queues/dra-unplaceable/ || test $$? -eq 1
+	@# Kueue's topology-aware scheduling: a rack-bound gang placed in one rack, one too wide for any rack (1).
+	$(BIN)/dratwin schedule -f examples/queues/tas/ || test $$? -eq 1
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests bench

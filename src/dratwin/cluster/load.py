@@ -154,6 +154,7 @@ READ_ELSEWHERE = frozenset({
 # The Kueue kinds its controller reads (``kueue=True``): applied, not skipped.
 KUEUE_APPLIED = frozenset((KUEUE_GROUP, kind) for kind in (
     "ResourceFlavor", "ClusterQueue", "LocalQueue", "Cohort", "WorkloadPriorityClass", "AdmissionCheck", "Workload",
+    "Topology",
 )) | {(CONFIG_GROUP, "Configuration")}
 
 

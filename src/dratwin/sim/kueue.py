@@ -62,6 +62,7 @@ from dratwin.kueue.dra import DraInputs
 from dratwin.kueue.jobs import InjectionConflict, NotQueued, admitted_job, suspended, workload_for_job
 from dratwin.kueue.preemption import AdmittedWorkload
 from dratwin.kueue.quota import QuotaTree, cq_key
+from dratwin.kueue.tas.admission import TasContext
 from dratwin.kueue.usage import Inadmissible, WorkloadUsage, decode_workload, workload_usage
 from dratwin.sim.admission_checks import AdmissionChecks, checks_for
 from dratwin.sim.disruption import lost_progress
@@ -90,6 +91,7 @@ from dratwin.sim.kueue_status import (
     set_condition,
     with_uid,
 )
+from dratwin.sim.kueue_tas import TasController
 from dratwin.sim.kueue_view import KueueView, build_view
 from dratwin.sim.store import Change, Store
 from dratwin.sim.workloads import pod_phase, timestamp, workload_of
@@ -114,6 +116,7 @@ class KueueController:
     tree: QuotaTree = field(init=False)
     pods_ready: PodsReadySettings | None = field(init=False)
     checks: AdmissionChecks = field(init=False)
+    tas: TasController = field(init=False)  # topology-aware scheduling: its cache and ungater
     cycles: int = 0
     evicted: Counter[str] = field(default_factory=Counter)  # evictions by reason
     work_lost_seconds: float = 0.0  # pod-seconds of running time thrown away by evictions
@@ -127,6 +130,7 @@ class KueueController:
         self.notes += notes
         self.checks = AdmissionChecks(self.engine, self.objects.checks, self.check_state)
         self.checks.notes = self.notes  # one list of what Kueue's controllers could not do
+        self.tas = TasController(self.objects.flavors, self.objects.topologies, self.objects.config)
         self.store.subscribe("Pod", self._on_pod)
         for workload in self.objects.workloads:
             self.add_workload(workload)
@@ -177,6 +181,10 @@ class KueueController:
         if record is not None and not record.job:
             self._finish(record, succeeded, message)
 
+    def ungate(self, job_key: str, pods: list[Raw]) -> list[Raw]:
+        """The Job controller's hook on new pods: the topology ungater's nodeSelectors (:mod:`.kueue_tas`)."""
+        return self.tas.ungate(job_key, pods)
+
     def take_job(self, raw: Raw, run_seconds: float | None) -> bool:
         """The Job controller's arrival hook: True when Kueue manages the Job (it is queued, not started)."""
         if not queued_by_kueue([raw]):
@@ -200,6 +208,7 @@ class KueueController:
         self._set_conditions(record, [new_condition("Finished", "True", reason, message, timestamp(now))])
         if record.admitted is not None:
             self.tree.remove_usage(cq_key(record.cluster_queue), record.admitted.assignment.usage)
+            self.tas.released(record.job_key)
             self.queues.requeue_inadmissible()
             self._kick()
 
@@ -243,7 +252,8 @@ class KueueController:
         if not heads:
             return
         self.cycles += 1
-        snapshot = Snapshot(self.objects.cluster_queues, self.objects.flavors, self.tree, self._holding_quota())
+        snapshot = Snapshot(self.objects.cluster_queues, self.objects.flavors, self.tree, self._holding_quota(),
+                            topology=self.tas_snapshot())
         result = scheduling_cycle(snapshot, heads, self._options())
         self.queues.settle(result)
         for admitted in result.admitted:
@@ -257,6 +267,11 @@ class KueueController:
         after = [h.key for h in self.queues.heads()]
         if result.admitted or result.preemptions or after != [h.key for h in heads]:
             self._kick()
+
+    def tas_snapshot(self) -> TasContext | None:
+        """The TAS cache now, the admitted Workloads' topology usage booked (None: no flavor has a topology)."""
+        holding = [r.admitted for r in self.records.values() if r.admitted is not None and r.finished_at is None]
+        return self.tas.snapshot(self.state, [(a.entry.workload, a.assignment) for a in holding])
 
     def _holding_quota(self) -> list[AdmittedWorkload]:
         """The Workloads whose usage the tree holds: what preemption may take back."""
@@ -343,7 +358,7 @@ class KueueController:
             return
         names = sorted({f for p in admitted.assignment.pod_sets for f in p.flavors.values()})
         flavors = [self.objects.flavors[n] for n in names if n in self.objects.flavors]
-        started = admitted_job(record.job, flavors)
+        started = admitted_job(record.job, flavors, topology=self.tas.admitted(record.job_key, admitted.assignment))
         if isinstance(started, InjectionConflict):
             self.notes.append(f"Job {record.job_key}: not started: {started.message}")
             return
@@ -373,6 +388,7 @@ class KueueController:
         if record is None:
             return
         if change.type == "Deleted":
+            self.tas.pod_deleted(change.key)
             record.ready_pods.discard(change.key)
             record.running_since.pop(change.key, None)
         else:
@@ -478,6 +494,7 @@ class KueueController:
         assert record.admitted is not None
         now = self.engine.now()
         self.tree.remove_usage(cq_key(record.cluster_queue), record.admitted.assignment.usage)
+        self.tas.released(record.job_key)
         raw = self.state.workloads[record.key]
         status = {k: v for k, v in (raw.get("status") or {}).items() if k != "admission"}
         # SyncAdmittedCondition accumulates the time the Workload was admitted

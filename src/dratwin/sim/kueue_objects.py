@@ -21,6 +21,7 @@ from dratwin.api.kueue import (
     Configuration,
     LocalQueue,
     ResourceFlavor,
+    Topology,
     WorkloadPriorityClass,
 )
 from dratwin.api.loader import LoadedObject
@@ -40,6 +41,7 @@ class KueueObjects:
     config: Configuration = field(default_factory=Configuration)
     notes: list[str] = field(default_factory=list)
     workloads: list[Raw] = field(default_factory=list)  # Workloads written in the input (queued anew)
+    topologies: dict[str, Topology] = field(default_factory=dict)  # for topology-aware scheduling
 
     @property
     def present(self) -> bool:
@@ -56,6 +58,7 @@ def read_kueue_objects(objects: Sequence[LoadedObject], pod_priority_classes: Se
     workload_classes: dict[str, int] = {}
     configs: list[tuple[LoadedObject, Configuration]] = []
     workloads: list[Raw] = []
+    topologies: dict[str, Topology] = {}
     for obj in objects:
         kind = obj.kind
         if kind == "ResourceFlavor":
@@ -72,6 +75,8 @@ def read_kueue_objects(objects: Sequence[LoadedObject], pod_priority_classes: Se
             workload_classes[obj.name] = decode_as(obj.raw, WorkloadPriorityClass, obj.ref).value
         elif kind == "Workload":
             workloads.append(obj.raw)
+        elif kind == "Topology":
+            topologies[obj.name] = decode_as(obj.raw, Topology, obj.ref)
         elif kind == "Configuration":
             configs.append((obj, decode_as(obj.raw, Configuration, obj.ref)))
     pod_classes = {str((c.get("metadata") or {}).get("name") or ""): int(c.get("value") or 0)
@@ -85,7 +90,7 @@ def read_kueue_objects(objects: Sequence[LoadedObject], pod_priority_classes: Se
         notes.append("Workloads of the input with status.admission are queued anew: the twin does not restore "
                      "admissions from a dump")
     return KueueObjects(flavors, queues, cohorts, local, checks, Priorities(workload_classes, pod_classes), config,
-                        notes, workloads)
+                        notes, workloads, topologies)
 
 
 JOB_FRAMEWORK = "batch/job"

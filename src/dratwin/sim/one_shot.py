@@ -123,7 +123,10 @@ class OneShot:
         expansion = expand_workloads([*self.loaded.priority_classes, job], rng)
         self.loaded.notes += [str(n) for n in expansion.notes]
         self.loaded.rejections += [str(r) for r in expansion.rejections]
-        created = add_created_pods(self.loaded, list(expansion.pods), rng)
+        pods = list(expansion.pods)
+        if self.kueue is not None:
+            pods = self.kueue.ungate(f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}", pods)
+        created = add_created_pods(self.loaded, pods, rng)
         self._kueue_pods += created
         self.scheduling.enqueue(created)
 

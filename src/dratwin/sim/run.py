@@ -163,6 +163,7 @@ def kueue_controller(engine: Engine, store: Store, loaded: LoadedCluster, worklo
     kueue = KueueController(engine, store, objects, workloads.start_job, compiler, workloads.stop_job,
                             workloads.succeeded)
     workloads.queue_job = kueue.take_job
+    workloads.ungate = kueue.ungate
     workloads.on_job_finished.append(kueue.job_finished)
     return kueue
 

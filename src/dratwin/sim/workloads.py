@@ -88,6 +88,8 @@ class WorkloadController:
     # Kueue takes the Jobs it manages on arrival (True: taken, it starts them when admitted); None: no Kueue.
     queue_job: Callable[[Raw, float | None], bool] | None = None
     on_job_finished: list[Callable[[str, bool], None]] = field(default_factory=list)  # (Job key, succeeded)
+    # A Job's pods about to be created, as Kueue's topology ungater leaves them (Job key, pods); None: as they are.
+    ungate: Callable[[str, list[Raw]], list[Raw]] | None = None
 
     def __post_init__(self) -> None:
         self.store.subscribe("Pod", self._on_pod)
@@ -188,6 +190,8 @@ class WorkloadController:
         while not job.backoff_limit_exceeded and job.waiting and len(job.active) + len(batch) < job.parallelism:
             pod = job.waiting.popleft()
             batch.append(pod)
+        if batch and self.ungate is not None:
+            batch = self.ungate(job.key, batch)
         for pod in batch:
             meta = pod["metadata"]
             pod_key = f"{meta['namespace']}/{meta['name']}"

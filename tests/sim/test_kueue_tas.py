@@ -1,0 +1,151 @@
+"""Topology-aware scheduling on the product path (sim/kueue_tas.py): Topology objects and a flavor's
+``topologyName`` read from the manifests, PodSets annotated ``podset-required-topology`` /
+``podset-preferred-topology`` / ``podset-unconstrained-topology`` placed at admission from the nodes' labels
+and free capacity, and the admitted pods constrained to their domains.
+
+Kueue at ff69552: site/content/en/docs/concepts/topology_aware_scheduling.md (required: one domain of the
+level or not admitted; preferred: the lowest level that fits, above it spread; unconstrained: any nodes),
+pkg/cache/scheduler/tas_flavor_snapshot.go (BestFit for required/preferred, LeastFreeCapacity for an
+unconstrained request under TASProfileMixed; the "doesn't allow to fit" / "allows to fit only" messages),
+pkg/scheduler/flavorassigner/tas_flavorassigner.go (a placement failing even on an empty cluster is NoFit,
+TopologyPlacementFailed), pkg/cache/scheduler/tas_non_tas_pod_cache.go (the capacity of a node less the
+non-TAS pods bound there), pkg/controller/tas/topology_ungater.go (each pod gets its domain's nodeSelector).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from tests.builders.kueue import local_queue
+from tests.builders.kueue_sim import KueueRig, cpu_queue, kueue_rig, queued_job
+from tests.builders.kueue_tas import HOST, RACK, bound_pod, tas_flavor, tas_node, topology
+
+from dratwin.kueue.tas.request import PREFERRED_ANNOTATION, REQUIRED_ANNOTATION, UNCONSTRAINED_ANNOTATION
+from dratwin.sim.kueue_status import find_condition
+
+Raw = dict[str, Any]
+
+
+def tas_cluster(racks: int = 2, per_rack: int = 2, cpu: str = "8", quota: int = 1000) -> list[Raw]:
+    """``racks`` racks of ``per_rack`` nodes (``r1-n1``...) in one block, a Topology block/rack/hostname, the TAS
+    flavor ``tas`` naming it, ClusterQueue ``cq`` with ample cpu quota (the topology alone decides)."""
+    nodes = [tas_node(f"r{r}-n{n}", "b1", f"rack-{r}", cpu=cpu, memory="64Gi", pods="110")
+             for r in range(1, racks + 1) for n in range(1, per_rack + 1)]
+    return [*nodes, topology(), tas_flavor(), cpu_queue("cq", quota, flavor="tas"),
+            local_queue("lq", "cq", namespace="default")]
+
+
+def tas_job(name: str, pods: int, cpu: str, annotation: str = "", level: str = RACK, **args: Any) -> Raw:
+    """A queued Job of ``pods`` pods at once, its pod template annotated for TAS (``annotation``: the key)."""
+    raw = queued_job(name, cpu, parallelism=pods, completions=pods, **args)
+    if annotation:
+        value = "true" if annotation == UNCONSTRAINED_ANNOTATION else level
+        raw["spec"]["template"].setdefault("metadata", {})["annotations"] = {annotation: value}
+    return raw
+
+
+def _nodes_of(rig: KueueRig, job: str) -> list[str]:
+    """The nodes of the Job's pods, sorted; each pod's nodeSelector names its node (the hostname level)."""
+    out = []
+    for record in rig.store.state.pods.values():
+        meta = record.raw["metadata"]
+        if not meta["name"].startswith(f"{job}-"):
+            continue
+        spec = record.raw["spec"]
+        assert "schedulingGates" not in spec, "the topology ungater lifts the gate"
+        assert spec["nodeSelector"][HOST] == spec.get("nodeName"), "placed in the domain it was given"
+        out.append(spec["nodeName"])
+    return sorted(out)
+
+
+@dataclass(frozen=True)
+class TasCase:
+    name: str
+    cite: str
+    objects: list[Raw]
+    nodes: dict[str, list[str]]  # admitted Job -> the nodes of its pods
+    pending: dict[str, str] = field(default_factory=dict)  # Job -> QuotaReserved=False "reason: message" part
+
+
+REQUIRED = REQUIRED_ANNOTATION
+PREFERRED = PREFERRED_ANNOTATION
+UNCONSTRAINED = UNCONSTRAINED_ANNOTATION
+
+CASES = [
+    TasCase("required-rack-fits-one-rack", "required: every pod in one domain of the level; BestFit ties by name",
+            [*tas_cluster(), tas_job("gang", 4, "4", REQUIRED)],
+            {"gang": ["r1-n1", "r1-n1", "r1-n2", "r1-n2"]}),
+    TasCase("required-rack-takes-the-other-rack", "the TAS usage of an admitted Workload is booked on its domains",
+            [*tas_cluster(), tas_job("first", 4, "4", REQUIRED), tas_job("second", 4, "4", REQUIRED)],
+            {"first": ["r1-n1", "r1-n1", "r1-n2", "r1-n2"], "second": ["r2-n1", "r2-n1", "r2-n2", "r2-n2"]}),
+    TasCase("required-rack-never-fits", "a required request that fails even on an empty cluster is NoFit "
+            "(TopologyPlacementFailed), with the pods that fit in the best domain",
+            [*tas_cluster(), tas_job("wide", 6, "4", REQUIRED)], {},
+            {"wide": 'TopologyPlacementFailed: couldn\'t assign flavors to pod set main: topology "default" '
+                     "allows to fit only 4 out of 6 pod(s)"}),
+    TasCase("required-hostname-too-big-for-any-node", "one pod larger than every node: none of the pods fit",
+            [*tas_cluster(), tas_job("huge", 1, "12", REQUIRED, level=HOST)], {},
+            {"huge": 'topology "default" doesn\'t allow to fit any of 1 pod(s). Total nodes: 4; excluded: '
+                     'resource "cpu": 4'}),
+    TasCase("non-tas-pods-take-capacity", "tas_non_tas_pod_cache.go: a node's capacity less the bound non-TAS pods",
+            [*tas_cluster(), bound_pod("daemon", "r1-n1", "2"), tas_job("gang", 4, "4", REQUIRED)],
+            {"gang": ["r2-n1", "r2-n1", "r2-n2", "r2-n2"]}),
+    TasCase("preferred-rack-spreads-when-no-rack-fits", "preferred: the next level up when the level has no fit",
+            [*tas_cluster(), tas_job("wide", 6, "4", PREFERRED)],
+            {"wide": ["r1-n1", "r1-n1", "r1-n2", "r1-n2", "r2-n1", "r2-n1"]}),
+    TasCase("preferred-rack-stays-in-one-rack", "preferred: one domain of the level when one fits",
+            [*tas_cluster(), tas_job("first", 2, "4", REQUIRED, level=HOST), tas_job("pair", 4, "4", PREFERRED)],
+            {"first": ["r1-n1", "r1-n1"], "pair": ["r2-n1", "r2-n1", "r2-n2", "r2-n2"]}),
+    TasCase("unconstrained-takes-the-least-free-node", "TASProfileMixed: unconstrained requests use "
+            "LeastFreeCapacity, packing the fullest node that still fits",
+            [*tas_cluster(), tas_job("first", 1, "4", REQUIRED, level=HOST), tas_job("any", 1, "4", UNCONSTRAINED)],
+            {"first": ["r1-n1"], "any": ["r1-n1"]}),
+    TasCase("level-not-in-topology", "checkPodSetAndFlavorMatchForTAS: the flavor lacks the requested level",
+            [*tas_cluster(), tas_job("zoned", 1, "1", REQUIRED, level="topology.kubernetes.io/zone")], {},
+            {"zoned": 'NoMatchingFlavor: couldn\'t assign flavors to pod set main: Flavor "tas" does not contain '
+                      "the requested level"}),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_tas_assignment_on_the_product_path(case: TasCase) -> None:
+    rig = kueue_rig(case.objects)
+    rig.run("1s")
+    for job, nodes in case.nodes.items():
+        raw = rig.workload(job)
+        assert find_condition(raw, "Admitted")["status"] == "True", raw["status"]
+        (assigned,) = raw["status"]["admission"]["podSetAssignments"]
+        assert assigned["topologyAssignment"]["levels"] == [HOST]
+        assert _nodes_of(rig, job) == nodes
+    for job, message in case.pending.items():
+        condition = find_condition(rig.workload(job), "QuotaReserved")
+        assert condition["status"] == "False"
+        assert message in f"{condition['reason']}: {condition['message']}"
+        assert _nodes_of(rig, job) == []
+    assert rig.checker.checks > 0  # every invariant held after each event (a violation raises)
+
+
+def test_topology_freed_when_the_gang_finishes() -> None:
+    """The second gang waits for a rack (quota is ample) and is admitted when the first finishes at 10 min."""
+    rig = kueue_rig([*tas_cluster(racks=1), tas_job("first", 4, "4", REQUIRED), tas_job("second", 4, "4", REQUIRED)])
+    rig.run("5m")
+    condition = find_condition(rig.workload("second"), "QuotaReserved")
+    assert condition["status"] == "False"
+    assert 'topology "default" doesn\'t allow to fit any of 4 pod(s)' in condition["message"]
+    rig.run("11m")
+    assert find_condition(rig.workload("second"), "Admitted")["status"] == "True"
+    assert _nodes_of(rig, "second") == ["r1-n1", "r1-n1", "r1-n2", "r1-n2"]
+    assert rig.checker.checks > 0  # every invariant held after each event (a violation raises)
+
+
+def test_pods_follow_the_completion_index() -> None:
+    """An Indexed Job's pod of index i takes the i-th slot of the assignment (Kueue's podIndexLabel order)."""
+    rig = kueue_rig([*tas_cluster(), tas_job("ranked", 4, "4", REQUIRED, indexed=True)])
+    rig.run("1s")
+    placed = {}
+    for record in rig.store.state.pods.values():
+        labels = record.raw["metadata"].get("labels") or {}
+        placed[labels["batch.kubernetes.io/job-completion-index"]] = record.raw["spec"]["nodeName"]
+    assert placed == {"0": "r1-n1", "1": "r1-n1", "2": "r1-n2", "3": "r1-n2"}
