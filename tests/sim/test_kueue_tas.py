@@ -149,3 +149,16 @@ def test_pods_follow_the_completion_index() -> None:
         labels = record.raw["metadata"].get("labels") or {}
         placed[labels["batch.kubernetes.io/job-completion-index"]] = record.raw["spec"]["nodeName"]
     assert placed == {"0": "r1-n1", "1": "r1-n1", "2": "r1-n2", "3": "r1-n2"}
+
+
+def test_a_job_of_more_completions_reuses_its_slots() -> None:
+    """completions 4, parallelism 2: the PodSet counts 2 pods; each next pod takes the slot a succeeded one freed
+    (the pods' nodeSelectors keep them in the assigned rack), and the Job completes."""
+    job = queued_job("waves", "4", parallelism=2, completions=4)
+    job["spec"]["template"]["metadata"] = {"annotations": {REQUIRED: RACK}}
+    rig = kueue_rig([*tas_cluster(), job])
+    rig.run("25m")
+    raw = rig.workload("waves")
+    assert find_condition(raw, "Finished")["status"] == "True"
+    (assigned,) = raw["status"]["admission"]["podSetAssignments"]
+    assert assigned["count"] == 2

@@ -183,7 +183,7 @@ class KueueController:
 
     def ungate(self, job_key: str, pods: list[Raw]) -> list[Raw]:
         """The Job controller's hook on new pods: the topology ungater's nodeSelectors (:mod:`.kueue_tas`)."""
-        return self.tas.ungate(job_key, pods)
+        return self.tas.ungate(job_key, pods, lambda key: key in self.state.pods)
 
     def take_job(self, raw: Raw, run_seconds: float | None) -> bool:
         """The Job controller's arrival hook: True when Kueue manages the Job (it is queued, not started)."""

@@ -19,7 +19,7 @@ the topology ungater (``pkg/controller/tas/topology_ungater.go``) at ``ff69552``
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,11 +101,15 @@ class TasController:
         for pod_key in gone.held if gone is not None else ():
             self.by_pod.pop(pod_key, None)
 
-    def ungate(self, job_key: str, pods: Sequence[Raw]) -> list[Raw]:
-        """The Job's new pods as the ungater leaves them: each in its slot's domain, the gate removed."""
+    def ungate(self, job_key: str, pods: Sequence[Raw], live: Callable[[str], bool]) -> list[Raw]:
+        """The Job's new pods as the ungater leaves them: each in its slot's domain, the gate removed. The slots
+        of pods no longer ``live`` are free first (a pod's deletion may reach the Job controller, which creates
+        the next pod, before it reaches this)."""
         slots = self.slots.get(job_key)
         if slots is None:
             return list(pods)
+        for gone in [k for k in slots.held if not live(k)]:
+            self.pod_deleted(gone)
         out = []
         for pod in pods:
             meta = pod.get("metadata") or {}
