@@ -70,7 +70,19 @@ from dratwin.sim.engine import CONTROLLER, Engine
 from dratwin.sim.kubelet import is_ready
 from dratwin.sim.kueue_objects import KueueObjects
 from dratwin.sim.kueue_pods_ready import PodsReadySettings, pods_ready_condition, pods_ready_settings
-from dratwin.sim.kueue_records import Preempted, PreemptionTarget, WorkloadRecord
+from dratwin.sim.kueue_records import (
+    ADMITTED,
+    CREATED,
+    EVICTED,
+    FINISHED,
+    QUEUED,
+    RESERVED,
+    KueueEvent,
+    KueueListener,
+    Preempted,
+    PreemptionTarget,
+    WorkloadRecord,
+)
 from dratwin.sim.kueue_status import (
     ADMISSION_CHECK,
     BACKOFF_FINISHED,
@@ -120,6 +132,7 @@ class KueueController:
     cycles: int = 0
     evicted: Counter[str] = field(default_factory=Counter)  # evictions by reason
     work_lost_seconds: float = 0.0  # pod-seconds of running time thrown away by evictions
+    listeners: list[KueueListener] = field(default_factory=list)  # told each step of a Workload's life
     _cycle_due: bool = False
 
     def __post_init__(self) -> None:
@@ -158,6 +171,7 @@ class KueueController:
         self.by_job[job_key] = key
         self.state.put_workload(key, made)
         self._queue(record)
+        self._tell(CREATED, record)
 
     def add_workload(self, raw: Raw) -> str:
         """A Workload created directly, without a Job (as Kueue's performance tests create them, or one read
@@ -173,6 +187,7 @@ class KueueController:
         self.records[key] = record
         self.state.put_workload(key, made)
         self._queue(record)
+        self._tell(CREATED, record)
         return key
 
     def finish_workload(self, key: str, succeeded: bool = True, message: str = "") -> None:
@@ -211,6 +226,7 @@ class KueueController:
             self.tas.released(record.job_key)
             self.queues.requeue_inadmissible()
             self._kick()
+        self._tell(FINISHED, record)
 
     # ---- queueing and the scheduler ----------------------------------------------------------------
 
@@ -290,6 +306,8 @@ class KueueController:
         record.admitted, record.reserved_at, record.admitted_at = admitted, now, None
         record.last_pending = ("", "")
         record.admissions += 1
+        self._tell(RESERVED, record, usage=admitted.assignment.usage,
+                   pods=sum(p.count for p in admitted.assignment.pod_sets))
         at = timestamp(now)
         flavors = sorted({f for p in admitted.assignment.pod_sets for f in p.flavors.values()})
         names = checks_for(self.objects.cluster_queues[record.cluster_queue], flavors)
@@ -314,6 +332,7 @@ class KueueController:
         assert record.admitted is not None
         now = self.engine.now()
         record.admitted_at = now
+        self._tell(ADMITTED, record)
         if self.pods_ready is not None:
             self._sync_pods_ready(record)
             serial = record.admissions
@@ -466,9 +485,10 @@ class KueueController:
         record.evictions += 1
         record.evicted_at, record.evicted_reason = now, reason
         deleted = self.stop_job(record.job_key) if self.stop_job is not None and record.job else []
-        for pod in deleted:
-            self.work_lost_seconds += lost_progress(pod.raw, record.running_since.get(pod.info.key), now)
+        lost = sum(lost_progress(pod.raw, record.running_since.get(pod.info.key), now) for pod in deleted)
+        self.work_lost_seconds += lost
         self._clear_admission(record, reason, message, requeued=requeue_after is None and not deactivated)
+        self._tell(EVICTED, record, reason=reason, requeued=not deactivated, lost_pod_seconds=lost)
         if deactivated:
             return
         if requeue_after is None:
@@ -541,7 +561,14 @@ class KueueController:
         when = record.evicted_at if by_eviction and record.evicted_at is not None else record.created
         record.entry = dataclasses.replace(record.entry, timestamp=when)
         self.queues.push(record.entry)
+        self._tell(QUEUED, record)
         self._kick()
+
+    def _tell(self, type_: str, record: WorkloadRecord, **details: Any) -> None:
+        if self.listeners:
+            event = KueueEvent(self.engine.now(), type_, record.key, record.cluster_queue, **details)
+            for listener in self.listeners:
+                listener(event)
 
     def _set_status(self, record: WorkloadRecord, fields: dict[str, Any]) -> None:
         raw = self.state.workloads[record.key]

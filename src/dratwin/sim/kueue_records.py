@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dratwin.kueue.cycle import Admitted, Entry
 
 Raw = dict[str, Any]
+FlavorResource = tuple[str, str]
+
+# What happens to a Workload, in the order a Workload lives it (KueueEvent.type).
+CREATED, QUEUED, RESERVED, ADMITTED, EVICTED, FINISHED = (
+    "Created", "Requeued", "QuotaReserved", "Admitted", "Evicted", "Finished")
+
+
+@dataclass(frozen=True)
+class KueueEvent:
+    """One step of a Workload's life, told by Kueue's controller to whoever records the queues through time
+    (:mod:`dratwin.sim.kueue_history`); the controller keeps no listener state beyond the list of them."""
+
+    time: float
+    type: str  # CREATED, QUEUED (back in its queue after an eviction), RESERVED, ADMITTED, EVICTED, FINISHED
+    workload: str  # namespace/name
+    cluster_queue: str  # "" while its LocalQueue does not exist
+    reason: str = ""  # EVICTED: Kueue's reason (Preempted, PodsReadyTimeout, AdmissionCheck, Deactivated...)
+    requeued: bool = True  # EVICTED: it waits for admission again (False: deactivated for good)
+    usage: Mapping[FlavorResource, int] = field(default_factory=dict)  # RESERVED: the quota it holds
+    pods: int = 0  # RESERVED: the pods of its PodSets
+    lost_pod_seconds: float = 0.0  # EVICTED: the running time its deleted pods throw away
+
+
+KueueListener = Callable[[KueueEvent], None]
 
 
 class PreemptionTarget(Protocol):

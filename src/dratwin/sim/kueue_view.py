@@ -71,12 +71,9 @@ def build_view(cluster_queues: Iterable[str], tree: QuotaTree, records: Iterable
             pending[r.cluster_queue] += 1
     queues = []
     for name in sorted(cluster_queues):
-        key = cq_key(name)
-        node = tree.nodes.get(key)
+        node = tree.nodes.get(cq_key(name))
         usage = dict(sorted((node.usage if node else {}).items()))
-        nominal = {fr: tree.quota(key, fr).nominal for fr in usage}
-        borrowed = {fr: amount - nominal[fr] for fr, amount in usage.items() if amount > nominal[fr]}
-        queues.append(ClusterQueueView(name, usage, borrowed, pending[name], admitted[name]))
+        queues.append(ClusterQueueView(name, usage, borrowed_in(tree, name), pending[name], admitted[name]))
     views = []
     for r in records:
         raw = workloads[r.key]
@@ -86,3 +83,15 @@ def build_view(cluster_queues: Iterable[str], tree: QuotaTree, records: Iterable
                                   r.last_pending[1], r.evictions, not r.deactivated,
                                   tuple((str(c.get("name")), str(c.get("state"))) for c in checks)))
     return KueueView(queues, views, list(notes))
+
+
+def borrowed_in(tree: QuotaTree, cluster_queue: str) -> dict[FlavorResource, int]:
+    """What the ClusterQueue uses beyond its nominal quota, per (flavor, resource): borrowed from its cohort."""
+    key = cq_key(cluster_queue)
+    node = tree.nodes.get(key)
+    borrowed = {}
+    for fr, amount in sorted((node.usage if node else {}).items()):
+        nominal = tree.quota(key, fr).nominal
+        if amount > nominal:
+            borrowed[fr] = amount - nominal
+    return borrowed

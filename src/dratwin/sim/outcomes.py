@@ -169,6 +169,80 @@ class ServiceOutcome:
     utilization: list[UtilizationSample] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class BorrowedQuota:
+    """What a ClusterQueue used beyond its nominal quota of one flavor and resource (borrowed from its cohort),
+    over the run, in Kueue's units (cpu in millicores, memory in bytes, devices counted)."""
+
+    flavor: str
+    resource: str
+    peak: int
+    at_seconds: tuple[float, ...]  # the moments it changed
+    amounts: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ClusterQueueOutcome:
+    """One ClusterQueue over the run (:mod:`dratwin.sim.kueue_history`).
+
+    ``waiting_seconds``: one sample per admission, from the Workload's creation or its requeue to Admitted=True
+    (Kueue's ``kueue_admission_wait_time_seconds``). ``pending`` counts the Workloads waiting for quota (queued,
+    inadmissible or in requeue backoff), ``admitted`` those holding quota, at each ``at_seconds``;
+    admissions and preemptions are counted per ``bin_seconds`` from time 0. ``lost_gpu_hours``: the running
+    time of the evicted Workloads' pods times their devices (the extended resources of their quota)."""
+
+    name: str
+    cohort: str
+    workloads: int
+    admissions: int
+    preemptions: int
+    evictions: int  # all reasons, preemptions among them
+    finished: int
+    pending_at_end: int
+    admitted_at_end: int
+    waiting_seconds: Distribution
+    lost_gpu_hours: float
+    borrowed: tuple[BorrowedQuota, ...]
+    at_seconds: tuple[float, ...]
+    pending: tuple[int, ...]
+    admitted: tuple[int, ...]
+    bin_seconds: float
+    admissions_per_bin: tuple[int, ...]
+    preemptions_per_bin: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class WorkloadOutcome:
+    """One Workload at the end of the run: Kueue's print columns (QUEUE, RESERVED IN, ADMITTED, FINISHED, AGE as
+    seconds) and the simulated times of its life."""
+
+    namespace: str
+    name: str
+    queue: str
+    reserved_in: str  # status.admission.clusterQueue; "" without an admission
+    admitted: str  # the Admitted condition's status ("" while there is none)
+    finished: str
+    age_seconds: float
+    cluster_queue: str
+    created_seconds: float
+    admitted_seconds: float | None  # the last Admitted=True
+    finished_seconds: float | None
+    evictions: int
+    preemptions: int
+    reason: str = ""  # QuotaReserved=False reason while it waits
+
+
+@dataclass(frozen=True)
+class KueueSummary:
+    """Kueue's queues through the run: per ClusterQueue and per Workload."""
+
+    admissions: int
+    preemptions: int
+    lost_gpu_hours: float
+    cluster_queues: tuple[ClusterQueueOutcome, ...]
+    workloads: tuple[WorkloadOutcome, ...]
+
+
 @dataclass
 class RunResult:
     scenario: str
@@ -198,6 +272,7 @@ class RunResult:
     cold_start: ColdStartSummary | None = None  # None: the run has no cold start model
     disruptions: Disruptions = field(default_factory=Disruptions)
     fragmentation: FragmentationSummary | None = None  # None: the run took no samples (``sample_every``)
+    kueue: KueueSummary | None = None  # None: the scenario has no Kueue objects
 
 
 def _round(value: float) -> float:

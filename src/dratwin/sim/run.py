@@ -32,6 +32,7 @@ from dratwin.sim.gpu_use import GpuUse, service_gpu_seconds
 from dratwin.sim.invariants import InvariantChecker
 from dratwin.sim.kubelet import ClaimController, ColdStart, Kubelet, no_cold_start
 from dratwin.sim.kueue import KueueController, Raw
+from dratwin.sim.kueue_history import KueueHistory
 from dratwin.sim.kueue_objects import read_kueue_objects
 from dratwin.sim.outcomes import FragmentationSummary, NeverPlaced, RunResult, rounded
 from dratwin.sim.provisioner import ProvisionerController
@@ -87,6 +88,7 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     workloads = WorkloadController(engine, store, random.Random(f"workloads/{spec.seed}"), scheduling.enqueue,
                                    classes)
     kueue = kueue_controller(engine, store, loaded, workloads, classes, compiler)
+    history = KueueHistory.following(kueue) if kueue is not None else None
     deployments = DeploymentController(engine, store, workloads)
     for obj in spec.objects:
         if obj.kind == "Deployment":
@@ -144,8 +146,9 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
         result.notes += services.notes
     if starts is not None:
         result.cold_start = starts.summary()
-    if kueue is not None:
+    if kueue is not None and history is not None:
         result.notes += kueue.notes
+        result.kueue = history.summary(spec.until_seconds, kueue.view(), store.state.workloads)
     used = gpu_use.finish(spec.until_seconds) + service_gpu_seconds(result.services, spec.services)
     result.gpu_hours_used = rounded(used / HOUR)
     timeline = sampler.finish() if sampler is not None else None
