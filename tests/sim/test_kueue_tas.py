@@ -21,6 +21,7 @@ import pytest
 from tests.builders.kueue import local_queue
 from tests.builders.kueue_sim import KueueRig, cpu_queue, kueue_rig, queued_job
 from tests.builders.kueue_tas import HOST, RACK, bound_pod, tas_flavor, tas_node, topology
+from tests.builders.sim import job as plain_job
 
 from dratwin.kueue.tas.request import PREFERRED_ANNOTATION, REQUIRED_ANNOTATION, UNCONSTRAINED_ANNOTATION
 from dratwin.sim.kueue_status import find_condition
@@ -162,3 +163,16 @@ def test_a_job_of_more_completions_reuses_its_slots() -> None:
     assert find_condition(raw, "Finished")["status"] == "True"
     (assigned,) = raw["status"]["admission"]["podSetAssignments"]
     assert assigned["count"] == 2
+
+
+def test_a_pod_bound_later_is_seen_by_the_next_cycle() -> None:
+    """The TAS cache follows the non-TAS pods: a plain Job's pod bound on r1-n1 at 30 s leaves rack-1 room for
+    5 of the gang's 7 pods at 1 min, so the gang takes rack-2 (with the cache of the first cycle, rack-1 would
+    still fit it: BestFit takes the rack with the fewest free slots that holds all 7)."""
+    web = plain_job("web", cpu="4", at="30s", run_for="1h")
+    web["spec"]["template"]["spec"]["nodeSelector"] = {HOST: "r1-n1"}
+    rig = kueue_rig([*tas_cluster(), tas_job("early", 1, "1", REQUIRED, level=HOST, run_for="1h"), web,
+                     tas_job("gang", 7, "2", REQUIRED, at="1m")])
+    rig.run("2m")
+    assert _nodes_of(rig, "early") == ["r1-n1"]
+    assert _nodes_of(rig, "gang") == ["r2-n1"] * 4 + ["r2-n2"] * 3

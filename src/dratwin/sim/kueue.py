@@ -44,6 +44,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dratwin.api.kueue import Workload
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.load import queued_by_kueue
 from dratwin.cluster.state import ClusterState, PodRecord
@@ -59,6 +60,7 @@ from dratwin.kueue.cycle import (
     scheduling_cycle,
 )
 from dratwin.kueue.dra import DraInputs
+from dratwin.kueue.flavors import Assignment
 from dratwin.kueue.jobs import InjectionConflict, NotQueued, admitted_job, suspended, workload_for_job
 from dratwin.kueue.preemption import AdmittedWorkload
 from dratwin.kueue.quota import QuotaTree, cq_key
@@ -144,6 +146,7 @@ class KueueController:
         self.checks = AdmissionChecks(self.engine, self.objects.checks, self.check_state)
         self.checks.notes = self.notes  # one list of what Kueue's controllers could not do
         self.tas = TasController(self.objects.flavors, self.objects.topologies, self.objects.config)
+        self.tas.watch(self.store)
         self.store.subscribe("Pod", self._on_pod)
         for workload in self.objects.workloads:
             self.add_workload(workload)
@@ -223,6 +226,7 @@ class KueueController:
         self._set_conditions(record, [new_condition("Finished", "True", reason, message, timestamp(now))])
         if record.admitted is not None:
             self.tree.remove_usage(cq_key(record.cluster_queue), record.admitted.assignment.usage)
+            self.tas.unbook(record.admitted.entry.workload, record.admitted.assignment)
             self.tas.released(record.job_key)
             self.queues.requeue_inadmissible()
             self._kick()
@@ -286,8 +290,10 @@ class KueueController:
 
     def tas_snapshot(self) -> TasContext | None:
         """The TAS cache now, the admitted Workloads' topology usage booked (None: no flavor has a topology)."""
-        holding = [r.admitted for r in self.records.values() if r.admitted is not None and r.finished_at is None]
-        return self.tas.snapshot(self.state, [(a.entry.workload, a.assignment) for a in holding])
+        def holding() -> list[tuple[Workload, Assignment]]:
+            return [(r.admitted.entry.workload, r.admitted.assignment) for r in self.records.values()
+                    if r.admitted is not None and r.finished_at is None]
+        return self.tas.snapshot(self.state, holding)
 
     def _holding_quota(self) -> list[AdmittedWorkload]:
         """The Workloads whose usage the tree holds: what preemption may take back."""
@@ -514,6 +520,7 @@ class KueueController:
         assert record.admitted is not None
         now = self.engine.now()
         self.tree.remove_usage(cq_key(record.cluster_queue), record.admitted.assignment.usage)
+        self.tas.unbook(record.admitted.entry.workload, record.admitted.assignment)
         self.tas.released(record.job_key)
         raw = self.state.workloads[record.key]
         status = {k: v for k, v in (raw.get("status") or {}).items() if k != "admission"}

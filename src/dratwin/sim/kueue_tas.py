@@ -5,9 +5,11 @@ each node's free capacity less the non-TAS pods bound there, and the admitted TA
 the topology ungater (``pkg/controller/tas/topology_ungater.go``) at ``ff69552``, over the pure core of
 :mod:`dratwin.kueue.tas`:
 
-- each scheduling cycle takes a fresh TAS snapshot (:meth:`TasController.snapshot`) from the twin's nodes
-  (their labels, allocatable and Ready condition) and bound pods, with the usage of every Workload that
-  holds quota booked on the domains of its ``topologyAssignment``;
+- the TAS cache (:meth:`TasController.snapshot`) is built from the twin's nodes (their labels, allocatable
+  and Ready condition) and bound pods, with the usage of every Workload that holds quota booked on the
+  domains of its ``topologyAssignment``; it is kept from cycle to cycle (the cycle books what it admits, a
+  Workload finished or evicted is unbooked, :meth:`TasController.unbook`) and built again only after a
+  Node changed or a pod that is not a TAS pod did (as Kueue's nodes and non-TAS pods caches follow them);
 - an admitted Job whose PodSet has a topology assignment is started with the ``kueue.x-k8s.io/topology``
   scheduling gate (:func:`dratwin.kueue.jobs.admitted_job`); the ungater then gives each new pod the next
   free slot of the assignment: the gate removed and a ``nodeSelector`` with its domain's label per level
@@ -29,7 +31,8 @@ from dratwin.kueue.flavors import Assignment
 from dratwin.kueue.tas.admission import TasContext, tas_context
 from dratwin.kueue.tas.domains import NodeView, node_is_ready
 from dratwin.kueue.tas.encoding import node_selectors, ungated
-from dratwin.kueue.tas.request import JOB_COMPLETION_INDEX
+from dratwin.kueue.tas.request import JOB_COMPLETION_INDEX, is_tas_pod
+from dratwin.sim.store import Change, Store
 
 Raw = dict[str, Any]
 
@@ -63,26 +66,59 @@ class TasController:
     config: Configuration
     slots: dict[str, _Slots] = field(default_factory=dict)  # by Job key
     by_pod: dict[str, str] = field(default_factory=dict)  # pod key -> Job key
+    _cache: TasContext | None = None
+    _stale: bool = True  # a Node or a non-TAS pod changed since the cache was built
+
+    def watch(self, store: Store) -> None:
+        """Follow the changes that move the TAS cache's capacity (only when a flavor has a topology)."""
+        if self.active:
+            store.subscribe("Node", self._node_changed)
+            store.subscribe("Pod", self._pod_changed)
+
+    def _node_changed(self, _change: Change) -> None:
+        self._stale = True
+
+    def _pod_changed(self, change: Change) -> None:
+        raw = change.pod.raw if change.pod is not None else None
+        if raw is None or not is_tas_pod((raw.get("metadata") or {}).get("annotations") or {}):
+            self._stale = True
 
     @property
     def active(self) -> bool:
         """Does any flavor name a topology? Without one the cycle takes no TAS snapshot (and costs nothing)."""
         return any(f.spec.topology_name for f in self.flavors.values())
 
-    def snapshot(self, state: ClusterState, admitted: Iterable[tuple[Workload, Assignment]]) -> TasContext | None:
+    def snapshot(self, state: ClusterState,
+                 admitted: Callable[[], Iterable[tuple[Workload, Assignment]]]) -> TasContext | None:
         """The TAS cache now: the nodes' free capacity (less the non-TAS pods bound there) and the usage of
-        the Workloads holding quota."""
+        the Workloads holding quota (``admitted``: called only when the cache is built again)."""
         if not self.active:
             return None
+        if not self._stale:
+            return self._cache
+        self._stale = False
         nodes = [NodeView(info.node, node_is_ready(state.node_raw.get(name) or {}))
                  for name, info in state.nodes.items()]
         context = tas_context(self.flavors.values(), self.topologies.values(), nodes,
                               [record.pod for record in state.pods.values()], self.config)
+        self._cache = context
         if context is None:
             return None
-        for workload, assignment in admitted:
+        for workload, assignment in admitted():
             context.book(workload, assignment)
         return context
+
+    def unbook(self, workload: Workload, assignment: Assignment) -> None:
+        """A Workload no longer holds its quota (finished, evicted): its pods leave its domains."""
+        if self._cache is None or self._stale:
+            return  # the next build books only the Workloads still holding quota
+        for flavor, counts in self._cache.usage(workload, assignment).items():
+            booked: dict[str, dict[str, int]] = {}
+            for leaf, per_pod, n in counts:
+                into = booked.setdefault(leaf, {})
+                for resource, amount in per_pod.items():
+                    into[resource] = into.get(resource, 0) + amount * n
+            self._cache.flavors[flavor].remove_usage(booked)
 
     # ---- the ungater -------------------------------------------------------------------------------
 
