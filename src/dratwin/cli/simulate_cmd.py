@@ -122,6 +122,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                         help="write the series, sampled every 5 simulated minutes, as OpenMetrics text")
     parser.add_argument("--table", metavar="FILE.csv|FILE.parquet", default=None,
                         help="write the same series as a table, a row per sample (Parquet needs pyarrow)")
+    parser.add_argument("--workloads", action="store_true",
+                        help="with Kueue: list every Workload at the end with kubectl's columns (NAMESPACE NAME QUEUE "
+                        "RESERVED IN ADMITTED FINISHED AGE); a scenario: the first seed of each variant (-o json "
+                        "always has them)")
     parser.add_argument("--feature-gates", default="", metavar="GATE=BOOL,...",
                         help="override the Kubernetes 1.36 defaults")
     parser.add_argument("--scoring", choices=SCORING_NAMES, default=None, metavar="NAME",
@@ -187,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "json":
         sys.stdout.write(render_json(result))
     else:
-        sys.stdout.write(render_table(result))
+        sys.stdout.write(render_table(result, workloads=args.workloads))
     for line in written_lines(written):
         print(line, file=sys.stderr if args.output == "json" else sys.stdout)
     return 1 if result.pods_pending_at_end or refused else 0
@@ -211,7 +215,7 @@ def _write_events(path: str, events: list[Change]) -> None:
         raise InputError(f"--events {path}: cannot write: {error.strerror}; choose a writable path") from None
 
 
-def render_table(result: RunResult) -> str:
+def render_table(result: RunResult, *, workloads: bool = False) -> str:
     hours = result.until_seconds / 3600
     lines = [
         f"simulated {format_duration(result.until_seconds)} ({hours:g} h) of {result.scenario}, seed {result.seed}: "
@@ -246,6 +250,7 @@ def render_table(result: RunResult) -> str:
                      f"underutilized, {disruptions.nodes_drifted} drifted node(s); {disruptions.replacements_launched} "
                      f"replacement(s) launched; {disruptions.pods_evicted} pod(s) evicted, "
                      f"{format_duration(disruptions.work_lost_seconds)} of their run time lost")
+    lines += _queue_lines(result, workloads)
     if result.never_placed:
         lines.append("")
         lines.append("never placed:")
@@ -255,6 +260,18 @@ def render_table(result: RunResult) -> str:
     for note in result.notes:
         lines.append(f"note: {note}")
     return "\n".join(lines) + "\n"
+
+
+def _queue_lines(result: RunResult, workloads: bool) -> list[str]:
+    from dratwin.cli.simulate_queues import queue_lines, workload_lines
+    from dratwin.sim.compare import compare
+
+    if result.kueue is None:
+        return []
+    lines = queue_lines([("", q) for q in compare([result])[0].queues], format_duration, variants=False)
+    if workloads:
+        lines += ["", *workload_lines(result.kueue)]
+    return lines
 
 
 def format_duration(seconds: float) -> str:

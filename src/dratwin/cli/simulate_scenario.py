@@ -71,7 +71,7 @@ def run_scenario(args: argparse.Namespace, until: float | None) -> int:
     if args.output == "json":
         sys.stdout.write(render_json(loaded.name, args.scenario, results, written))
     else:
-        sys.stdout.write(render_comparison(loaded.name, results))
+        sys.stdout.write(render_comparison(loaded.name, results, workloads=getattr(args, "workloads", False)))
         for line in written_lines(written):
             print(line)
     if args.output == "json":
@@ -163,7 +163,7 @@ COLUMNS = ("VARIANT", "RUNS", "GPU-h ALLOC", "GPU-h USED", "GPU-h IDLE", "ALLOC 
            "WAIT p95", "WAIT p99", "START p95", "NEVER PLACED", "NODES", "COST USD")
 
 
-def render_comparison(name: str, results: Sequence[RunResult]) -> str:
+def render_comparison(name: str, results: Sequence[RunResult], *, workloads: bool = False) -> str:
     from dratwin.cli.simulate_cmd import format_duration
 
     summaries = compare(results)
@@ -180,6 +180,7 @@ def render_comparison(name: str, results: Sequence[RunResult]) -> str:
     lines += ["", "means over the seeds; ALLOC %: GPU-hours allocated over GPU-hours present; USED %: GPU-hours used "
               "over GPU-hours allocated; FRAG %: FGD's fragmented share of the free GPUs, mean over the samples; "
               "NODES: the most at once"]
+    lines += _queues(summaries, results, workloads, format_duration)
     lines += _notes(results)
     return "\n".join(lines) + "\n"
 
@@ -192,6 +193,22 @@ def _row(summary: VariantSummary, duration: Callable[[float], str]) -> list[str]
             duration(summary.waiting_p50_seconds), duration(summary.waiting_p95_seconds),
             duration(summary.waiting_p99_seconds), duration(summary.startup_p95_seconds),
             _mean_text(summary.pods_never_placed), _mean_text(summary.nodes_peak), f"{summary.cost_usd:,.2f}"]
+
+
+def _queues(summaries: Sequence[VariantSummary], results: Sequence[RunResult], workloads: bool,
+            duration: Callable[[float], str]) -> list[str]:
+    """The Queues block (means over the seeds) and, asked for, the first seed's Workloads of each variant."""
+    from dratwin.cli.simulate_queues import queue_lines, workload_lines
+
+    lines = queue_lines([(s.variant, q) for s in summaries for q in s.queues], duration, variants=True)
+    if workloads:
+        first: dict[str, RunResult] = {}
+        for result in results:
+            first.setdefault(result.variant, result)
+        for variant, result in first.items():
+            if result.kueue is not None:
+                lines += ["", f"workloads of {variant}, seed {result.seed}:", *workload_lines(result.kueue)]
+    return lines
 
 
 EXPANSION = re.compile(r"(Job|ReplicaSet|Deployment|StatefulSet|DaemonSet) [^ /]+/[^ ]+: ")

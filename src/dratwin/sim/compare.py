@@ -4,7 +4,9 @@ Pure: run results in, one row per variant out, in the order the variants first a
 is the mean GPU-hours allocated over the mean GPU-hours present (allocated + idle); "used share" is the
 mean GPU-hours used over the mean GPU-hours allocated (how busy the allocated GPUs were). Fragmentation
 is the mean over the runs of each run's mean fragmented share of the free GPUs (None: no run was sampled).
-Nodes is the most nodes the cluster had at once during the run.
+Nodes is the most nodes the cluster had at once during the run. With Kueue, ``queues`` has per ClusterQueue
+the means over the runs of its admissions, preemptions, Workloads pending at the end, waiting percentiles,
+GPU-hours lost to evictions and the peak of the quota it borrowed per flavor and resource.
 """
 
 from __future__ import annotations
@@ -12,7 +14,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dratwin.sim.outcomes import RunResult, rounded
+from dratwin.sim.outcomes import ClusterQueueOutcome, RunResult, rounded
+
+
+@dataclass(frozen=True)
+class QueueSummary:
+    cluster_queue: str
+    admissions: float
+    preemptions: float
+    pending_at_end: float
+    waiting_p50_seconds: float
+    waiting_p95_seconds: float
+    lost_gpu_hours: float
+    borrowed_peak: dict[str, float]  # "flavor/resource" -> the peak in Kueue's units (cpu in millicores)
 
 
 @dataclass(frozen=True)
@@ -35,6 +49,7 @@ class VariantSummary:
     pods_completed: float = 0.0
     slo_misses: float = 0.0
     fragmentation: float | None = None
+    queues: tuple[QueueSummary, ...] = ()  # empty: no Kueue in the scenario
 
 
 def peak_nodes(result: RunResult) -> int:
@@ -75,4 +90,29 @@ def _summary(variant: str, runs: list[RunResult]) -> VariantSummary:
         pods_completed=mean([r.pods_succeeded for r in runs]),
         slo_misses=mean([sum(s.slo_misses for s in r.services) for r in runs]),
         fragmentation=mean(fragmentation) if fragmentation else None,
+        queues=_queues(runs),
     )
+
+
+def _queues(runs: list[RunResult]) -> tuple[QueueSummary, ...]:
+    """Per ClusterQueue, the means over the runs that have it (a run without Kueue adds nothing)."""
+    by_name: dict[str, list[ClusterQueueOutcome]] = {}
+    for run in runs:
+        for queue in run.kueue.cluster_queues if run.kueue is not None else ():
+            by_name.setdefault(queue.name, []).append(queue)
+    return tuple(_queue(name, queues) for name, queues in by_name.items())
+
+
+def _queue(name: str, queues: list[ClusterQueueOutcome]) -> QueueSummary:
+    def mean(values: Sequence[float]) -> float:
+        return rounded(sum(values) / len(queues))
+
+    resources = sorted({f"{b.flavor}/{b.resource}" for q in queues for b in q.borrowed})
+    peaks = {r: mean([next((b.peak for b in q.borrowed if f"{b.flavor}/{b.resource}" == r), 0) for q in queues])
+             for r in resources}
+    return QueueSummary(cluster_queue=name, admissions=mean([q.admissions for q in queues]),
+                        preemptions=mean([q.preemptions for q in queues]),
+                        pending_at_end=mean([q.pending_at_end for q in queues]),
+                        waiting_p50_seconds=mean([q.waiting_seconds.p50 for q in queues]),
+                        waiting_p95_seconds=mean([q.waiting_seconds.p95 for q in queues]),
+                        lost_gpu_hours=mean([q.lost_gpu_hours for q in queues]), borrowed_peak=peaks)
