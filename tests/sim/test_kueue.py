@@ -226,15 +226,24 @@ def test_human_duration(seconds: int, shown: str) -> None:
     assert human_duration(seconds) == shown
 
 
-def test_integrations_beyond_jobs_are_noted() -> None:
-    """apis/config/v1beta2 integrations.frameworks: only batch/job is modelled; the others are said, not dropped."""
-    config = configuration(integrations={"frameworks": ["batch/job", "pod"]})
+def test_integrations_beyond_those_modelled_are_noted() -> None:
+    """apis/config/v1beta2 integrations.frameworks: batch/job, pod, deployment and statefulset are modelled; the
+    others are said, not dropped, and a missing dependency (jobframework DependencyList) is said too."""
+    config = configuration(integrations={"frameworks": ["batch/job", "pod", "jobset.x-k8s.io/jobset",
+                                                        "statefulset"]})
     report = schedule_objects([*kueue_basics(4), config, queued_job("a", "1")])
     assert report.kueue is not None
-    [note] = [n for n in report.kueue.notes if "integrations.frameworks" in n]
-    assert note.endswith("Kueue Configuration: integrations.frameworks pod: only batch/job is modelled; the "
-                         "workloads of the others (pods, Deployments, StatefulSets, ...) run as if Kueue did not "
+    [note] = [n for n in report.kueue.notes if "integrations.frameworks jobset" in n]
+    assert note.endswith("Kueue Configuration: integrations.frameworks jobset.x-k8s.io/jobset: only batch/job, pod, "
+                         "deployment, statefulset are modelled; the workloads of the others run as if Kueue did not "
                          "manage them")
+    assert not [n for n in report.kueue.notes if "depends on" in n]
+    config = configuration(integrations={"frameworks": ["batch/job", "deployment"]})
+    report = schedule_objects([*kueue_basics(4), config, queued_job("a", "1")])
+    assert report.kueue is not None
+    [note] = [n for n in report.kueue.notes if "depends on" in n]
+    assert note.endswith('integrations.frameworks: "deployment" depends on "pod", which is not enabled: Kueue does '
+                         'not start (add "pod")')
 
 
 def _workload_object(name: str, cpu: str, count: int = 1) -> Raw:

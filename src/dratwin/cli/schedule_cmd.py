@@ -12,7 +12,7 @@ from dratwin.cel import SelectorCompiler
 from dratwin.cli.main import add_file_arguments, load_inputs
 from dratwin.cluster.load import load_cluster
 from dratwin.scheduler.scoring import DEFAULT_SCORING, SCORING_HELP, SCORING_NAMES, opt_in_note, scoring_named
-from dratwin.twin.report import render_json_bytes, render_table, render_yaml
+from dratwin.twin.report import gated_pods, render_json_bytes, render_table, render_yaml
 from dratwin.twin.schedule import Options, ScheduleReport, gc_paused, schedule
 
 EPILOG = """\
@@ -41,7 +41,9 @@ suspended and get a Workload, which Kueue admits (quota per flavor, cohorts, bor
 with its reason; admitted Jobs are unsuspended with their flavor's node labels and tolerations and their
 pods scheduled. The table lists the Workloads with Kueue's print columns; -o yaml / -o json add them as
 Kueue stores them (status.admission, conditions). Pods, Deployments and StatefulSets need Kueue's pod
-integration, off in its default Configuration: they run unmanaged.
+integration, off in its default Configuration (they run unmanaged): with pod (and deployment, statefulset)
+in the Configuration's integrations.frameworks, their pods are gated (kueue.x-k8s.io/admission) until their
+Workloads are admitted. Pods with scheduling gates are listed as GATED, never tried.
 
 input: objects are taken as the API server takes them (kubectl --validate=strict): one with an unknown
   field, a wrong type, a bad quantity or a missing required field is left out and named with its file,
@@ -120,4 +122,6 @@ def run(args: argparse.Namespace) -> int:
     args.built = report  # freed with the process when dratwin ends it (cli.main)
     everything_runs = not report.loaded.blocked and not report.loaded.rejections
     all_admitted = report.kueue is None or not any(w.waiting for w in report.kueue.workloads)
-    return 0 if everything_runs and all_admitted and all(a.scheduled for a in report.attempts) else 1
+    everything_tried = not gated_pods(report.state)
+    return 0 if everything_runs and everything_tried and all_admitted and all(a.scheduled for a in report.attempts) \
+        else 1

@@ -41,6 +41,7 @@ from dratwin.cluster.roles import NodeRole, node_roles
 from dratwin.cluster.skipped import KUEUE_GROUPS, skipped_objects
 from dratwin.cluster.state import ClusterState, PodRecord
 from dratwin.cluster.workloads import expand_workloads
+from dratwin.kueue.pods import JOB_FRAMEWORK, Frameworks, frameworks, managed_pod, owner_webhook, pod_webhook
 from dratwin.scheduler.framework import NodeInfo, PodInfo
 from dratwin.scheduler.gates import scheduling_gates, with_gated_condition
 from dratwin.scheduler.resources import add_pod, make_pod_info, node_allocatable
@@ -74,6 +75,8 @@ class LoadedCluster:
     kueue_objects: list[LoadedObject] = field(default_factory=list)
     queued_jobs: list[Raw] = field(default_factory=list)
     priority_classes: list[Raw] = field(default_factory=list)  # for the pods of the Jobs admitted later
+    # Kueue's pod integration is on: pods with a queue name are gated by its webhook as they are created.
+    kueue_frameworks: Frameworks | None = None
 
 
 def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: random.Random, *,
@@ -109,7 +112,11 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
             claims[(record.claim.metadata.namespace, record.claim.metadata.name)] = record.raw
         raws.append(obj.raw)
     kueue_objects = [o for o in admitted.objects if split_api_version(o.api_version)[0] in KUEUE_GROUPS]
-    queued = queued_by_kueue(raws) if kueue and has_queues(kueue_objects) else []
+    managing = kueue and has_queues(kueue_objects)
+    integrations = kueue_frameworks(kueue_objects) if managing else None
+    queued = queued_by_kueue(raws) if integrations is not None and JOB_FRAMEWORK in integrations else []
+    if integrations is not None and integrations.pods:  # Kueue's Deployment and StatefulSet webhooks
+        raws = [dict(owner_webhook(raw, integrations)) for raw in raws]
     if queued:
         held = {id(raw) for raw in queued}
         raws = [raw for raw in raws if id(raw) not in held]
@@ -117,7 +124,9 @@ def load_cluster(objects: Sequence[LoadedObject], features: Features, rng: rando
     state.use_tainted_slices(taints.slices, taints.sources)
     loaded = LoadedCluster(state, notes=list(admitted.notes), rejections=admitted.rejections(),
                            conversions=list(admitted.notes), kueue_objects=kueue_objects, queued_jobs=queued,
-                           priority_classes=[r for r in raws if r.get("kind") == "PriorityClass"] if queued else [])
+                           priority_classes=[r for r in raws if r.get("kind") == "PriorityClass"]
+                           if queued or (integrations is not None and integrations.pods) else [],
+                           kueue_frameworks=integrations if integrations is not None and integrations.pods else None)
     loaded.notes += taints.notes
     expansion = expand_workloads(raws, rng)
     present = created_now(expansion.pods, expansion.ordered_after)
@@ -158,14 +167,20 @@ KUEUE_APPLIED = frozenset((KUEUE_GROUP, kind) for kind in (
 )) | {(CONFIG_GROUP, "Configuration")}
 
 
+def kueue_frameworks(kueue_objects: Sequence[LoadedObject]) -> Frameworks:
+    """The integrations of the (first) Kueue Configuration, Kueue's defaults without one."""
+    config = next((o.raw for o in kueue_objects if o.kind == "Configuration"), None)
+    return frameworks(config)
+
+
 def has_queues(kueue_objects: Sequence[LoadedObject]) -> bool:
     return any(o.kind in ("ClusterQueue", "LocalQueue") for o in kueue_objects)
 
 
 def queued_by_kueue(raws: Sequence[Raw]) -> list[Raw]:
-    """The Jobs Kueue manages with its default Configuration (``integrations.frameworks: [batch/job]``): those
-    labelled with a queue name. Pods, Deployments and StatefulSets need Kueue's pod integration, which is off
-    by default: they run unmanaged, as in such a cluster."""
+    """The Jobs Kueue manages (``batch/job`` among ``integrations.frameworks``, as by default): those labelled with
+    a queue name. Pods, Deployments and StatefulSets need Kueue's pod integration, off by default
+    (:mod:`dratwin.kueue.pods`): without it they run unmanaged, as in such a cluster."""
     return [raw for raw in raws if raw.get("kind") == "Job" and str(raw.get("apiVersion")) == "batch/v1"
             and ((raw.get("metadata") or {}).get("labels") or {}).get(QUEUE_NAME_LABEL)]
 
@@ -269,6 +284,9 @@ def _add_pod(
     rng: random.Random,
 ) -> None:
     state = loaded.state
+    frameworks = loaded.kueue_frameworks
+    if frameworks is not None and not (raw.get("spec") or {}).get("nodeName") and managed_pod(raw, frameworks):
+        raw = pod_webhook(raw)  # Kueue's pod webhook, before the API server stores the pod
     if scheduling_gates(raw):  # the API server's condition for a pod created with scheduling gates
         raw = with_gated_condition(raw)
     pod = msgspec.convert(raw, Pod, strict=False)

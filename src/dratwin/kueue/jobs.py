@@ -14,8 +14,9 @@ ConstructWorkload). The PodSets are those each integration builds:
   by the group; pods of one role (the hash of the fields that matter for admission, ``util/pod`` role hash)
   make one PodSet named by that hash, PodSets sorted by name; a single pod without a group is a Workload of
   its own (``pod-<name>-<hash>``), which is how a Deployment's pods are admitted (``jobs/deployment``);
-- **StatefulSet** (``jobs/statefulset``): its pods form a pod group named ``statefulset-<name>-<hash>`` of
-  ``replicas`` pods.
+- **StatefulSet** (``jobs/statefulset``): its pods form a pod group named ``statefulset-<name>-<hash>`` (the
+  hash taken with an empty uid) of ``replicas`` pods. The webhooks and gates of these integrations are in
+  :mod:`dratwin.kueue.pods`.
 
 The role hash is SHA-256 of the Go JSON of the pod's admission shape; dratwin writes that JSON from the
 object as written, which is Go's byte for byte when the struct-valued fields it includes (affinity,
@@ -226,11 +227,16 @@ def _with_topology_request(pod_set: Raw, source: Mapping[str, Any], index_label:
     return None
 
 
+def statefulset_group_name(name: str) -> str:
+    """``jobs/statefulset`` GetWorkloadName: the owner's name with an empty uid (the webhook runs before the
+    StatefulSet has one)."""
+    return workload_name(name, "", *STATEFULSET_GVK)
+
+
 def statefulset_group(statefulset: Mapping[str, Any]) -> tuple[str, int]:
     """The pod group Kueue puts a StatefulSet's pods in (``jobs/statefulset``): its name and total count."""
     meta = statefulset.get("metadata") or {}
-    name = workload_name(str(meta.get("name", "")), str(meta.get("uid", "")), *STATEFULSET_GVK)
-    return name, int((statefulset.get("spec") or {}).get("replicas", 1))
+    return statefulset_group_name(str(meta.get("name", ""))), int((statefulset.get("spec") or {}).get("replicas", 1))
 
 
 def _workload(owner: Mapping[str, Any], gvk: tuple[str, str], pod_sets: list[Raw], priorities: Priorities,

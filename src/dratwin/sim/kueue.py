@@ -44,7 +44,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dratwin.api.kueue import Workload
+from dratwin.api.kueue import ResourceFlavor, Workload
 from dratwin.cel import SelectorCompiler
 from dratwin.cluster.load import queued_by_kueue
 from dratwin.cluster.state import ClusterState, PodRecord
@@ -62,6 +62,7 @@ from dratwin.kueue.cycle import (
 from dratwin.kueue.dra import DraInputs
 from dratwin.kueue.flavors import Assignment
 from dratwin.kueue.jobs import InjectionConflict, NotQueued, admitted_job, suspended, workload_for_job
+from dratwin.kueue.pods import JOB_FRAMEWORK
 from dratwin.kueue.preemption import AdmittedWorkload
 from dratwin.kueue.quota import QuotaTree, cq_key
 from dratwin.kueue.tas.admission import TasContext
@@ -126,6 +127,7 @@ class KueueController:
     notes: list[str] = field(default_factory=list)
     records: dict[str, WorkloadRecord] = field(default_factory=dict)  # by Workload key, in creation order
     by_job: dict[str, str] = field(default_factory=dict)  # Job key -> Workload key
+    starters: dict[str, Callable[[Admitted], None]] = field(default_factory=dict)  # jobless Workload -> its start
     queues: Queues = field(init=False)
     tree: QuotaTree = field(init=False)
     pods_ready: PodsReadySettings | None = field(init=False)
@@ -205,7 +207,7 @@ class KueueController:
 
     def take_job(self, raw: Raw, run_seconds: float | None) -> bool:
         """The Job controller's arrival hook: True when Kueue manages the Job (it is queued, not started)."""
-        if not queued_by_kueue([raw]):
+        if JOB_FRAMEWORK not in self.objects.frameworks or not queued_by_kueue([raw]):
             return False
         self.add_job(raw, run_seconds)
         return True
@@ -380,14 +382,20 @@ class KueueController:
         """The job reconciler's StartJob: the Job unsuspended with its flavors injected (a Workload without a
         Job starts nothing)."""
         if not record.job:
+            if record.key in self.starters:  # the Workload of plain pods (:mod:`.kueue_pods`)
+                self.starters[record.key](admitted)
             return
-        names = sorted({f for p in admitted.assignment.pod_sets for f in p.flavors.values()})
-        flavors = [self.objects.flavors[n] for n in names if n in self.objects.flavors]
-        started = admitted_job(record.job, flavors, topology=self.tas.admitted(record.job_key, admitted.assignment))
+        started = admitted_job(record.job, self.flavors_of(admitted),
+                               topology=self.tas.admitted(record.job_key, admitted.assignment))
         if isinstance(started, InjectionConflict):
             self.notes.append(f"Job {record.job_key}: not started: {started.message}")
             return
         self.start_job(started, record.run_seconds)
+
+    def flavors_of(self, admitted: Admitted) -> list[ResourceFlavor]:
+        """The ResourceFlavors the admission assigned, by name."""
+        names = sorted({f for p in admitted.assignment.pod_sets for f in p.flavors.values()})
+        return [self.objects.flavors[n] for n in names if n in self.objects.flavors]
 
     def _write_pending(self, record: WorkloadRecord, pending: Pending) -> None:
         if record.last_pending == (pending.reason, pending.message):

@@ -26,6 +26,15 @@ from dratwin.api.kueue import (
 )
 from dratwin.api.loader import LoadedObject
 from dratwin.kueue.jobs import Priorities
+from dratwin.kueue.pods import (
+    DEFAULT_FRAMEWORKS,
+    DEPLOYMENT_FRAMEWORK,
+    JOB_FRAMEWORK,
+    POD_FRAMEWORK,
+    STATEFULSET_FRAMEWORK,
+    Frameworks,
+    frameworks,
+)
 
 Raw = dict[str, Any]
 
@@ -42,6 +51,7 @@ class KueueObjects:
     notes: list[str] = field(default_factory=list)
     workloads: list[Raw] = field(default_factory=list)  # Workloads written in the input (queued anew)
     topologies: dict[str, Topology] = field(default_factory=dict)  # for topology-aware scheduling
+    frameworks: Frameworks = field(default_factory=lambda: Frameworks(DEFAULT_FRAMEWORKS))  # integrations.frameworks
 
     @property
     def present(self) -> bool:
@@ -90,20 +100,23 @@ def read_kueue_objects(objects: Sequence[LoadedObject], pod_priority_classes: Se
         notes.append("Workloads of the input with status.admission are queued anew: the twin does not restore "
                      "admissions from a dump")
     return KueueObjects(flavors, queues, cohorts, local, checks, Priorities(workload_classes, pod_classes), config,
-                        notes, workloads, topologies)
+                        notes, workloads, topologies, frameworks(configs[0][0].raw if configs else None))
 
 
-JOB_FRAMEWORK = "batch/job"
+MODELLED_FRAMEWORKS = (JOB_FRAMEWORK, POD_FRAMEWORK, DEPLOYMENT_FRAMEWORK, STATEFULSET_FRAMEWORK)
 
 
 def _unmodelled_frameworks(obj: LoadedObject) -> list[str]:
-    """Kueue integrations the Configuration turns on beyond batch/job: their workloads are not queued here."""
-    frameworks = ((obj.raw.get("integrations") or {}).get("frameworks")) or []
-    others = [str(f) for f in frameworks if f != JOB_FRAMEWORK]
-    if not others:
-        return []
-    return [f"{_where(obj)}: integrations.frameworks {', '.join(others)}: only {JOB_FRAMEWORK} is modelled; the "
-            "workloads of the others (pods, Deployments, StatefulSets, ...) run as if Kueue did not manage them"]
+    """Kueue integrations the Configuration turns on that the twin does not model (their workloads are not
+    queued here), and the dependencies it lacks."""
+    enabled = frameworks(obj.raw)
+    others = sorted(f for f in enabled.enabled if f not in MODELLED_FRAMEWORKS)
+    notes = [f"{_where(obj)}: {problem}" for problem in enabled.problems]
+    if others:
+        notes.append(f"{_where(obj)}: integrations.frameworks {', '.join(others)}: only "
+                     f"{', '.join(MODELLED_FRAMEWORKS)} are modelled; the workloads of the others run as if Kueue "
+                     "did not manage them")
+    return notes
 
 
 def _where(obj: LoadedObject) -> str:

@@ -12,8 +12,9 @@ nominated node (pods tried meanwhile count it there); trying it next gives the s
 
 With Kueue (a ClusterQueue or LocalQueue in the input, :mod:`dratwin.sim.kueue`): the queued Jobs' Workloads
 are created and admitted at time 0 until the queues settle, and the admitted Jobs' pods join the others in
-the scheduler's queue; the Workloads left waiting keep Kueue's reason. No Job ends in a one-shot run, so no
-quota is freed.
+the scheduler's queue (with the pod integration on, :mod:`dratwin.sim.kueue_pods`, the gated pods' Workloads
+too: an admitted one's pods are ungated and then tried); the Workloads left waiting keep Kueue's reason. No
+Job or pod ends in a one-shot run, so no quota is freed.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from dratwin.sim.engine import SCHEDULER, Engine
 from dratwin.sim.kubelet import ClaimController
 from dratwin.sim.kueue import KueueController, Raw
 from dratwin.sim.kueue_objects import read_kueue_objects
+from dratwin.sim.kueue_pods import KueuePods
 from dratwin.sim.scheduling import SchedulingController
 from dratwin.sim.store import Store
 
@@ -99,6 +101,7 @@ class OneShot:
     store: Store = field(init=False)
     scheduling: OneShotScheduling = field(init=False)
     kueue: KueueController | None = field(init=False, default=None)
+    kueue_pods: KueuePods | None = field(init=False, default=None)  # Kueue's pod integration, when on
     _kueue_pods: list[PodInfo] = field(init=False, default_factory=list)  # pods of the Jobs Kueue admitted
     _kueue_reported: int = field(init=False, default=0)
 
@@ -115,6 +118,8 @@ class OneShot:
             self.kueue = KueueController(self.engine, self.store, objects, self._start_job, self.compiler)
             for job in self.loaded.queued_jobs:
                 self.kueue.add_job(job, None)
+            if self.loaded.kueue_frameworks is not None:
+                self.kueue_pods = KueuePods(self.kueue, self.store)
 
     def _start_job(self, job: Raw, run_seconds: float | None) -> None:
         """The Job controller on an admitted Job: its pods, through priority admission and their claims."""

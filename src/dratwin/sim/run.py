@@ -34,6 +34,7 @@ from dratwin.sim.kubelet import ClaimController, ColdStart, Kubelet, no_cold_sta
 from dratwin.sim.kueue import KueueController, Raw
 from dratwin.sim.kueue_history import KueueHistory
 from dratwin.sim.kueue_objects import read_kueue_objects
+from dratwin.sim.kueue_pods import KueuePods
 from dratwin.sim.outcomes import FragmentationSummary, NeverPlaced, RunResult, rounded
 from dratwin.sim.provisioner import ProvisionerController
 from dratwin.sim.scheduling import SchedulingController
@@ -168,6 +169,8 @@ def kueue_controller(engine: Engine, store: Store, loaded: LoadedCluster, worklo
     workloads.queue_job = kueue.take_job
     workloads.ungate = kueue.ungate
     workloads.on_job_finished.append(kueue.job_finished)
+    if loaded.kueue_frameworks is not None:
+        KueuePods(kueue, store)
     return kueue
 
 

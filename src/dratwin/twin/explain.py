@@ -20,6 +20,7 @@ from dratwin.api.resource import DeviceClass, ResourceClaim
 from dratwin.cluster.device_taint_rules import taint_text
 from dratwin.cluster.roles import DEVICE_PLUGIN, FAMILIES, Family, plugin_resources
 from dratwin.cluster.state import pod_claim_keys
+from dratwin.kueue.pods import gated_by_kueue, group_key
 from dratwin.scheduler.framework import Status
 from dratwin.scheduler.gates import GATED_REASON, pre_enqueue_message, scheduling_gates
 from dratwin.scheduler.plugins.dynamic_resources import CANNOT_ALLOCATE
@@ -133,7 +134,8 @@ def _explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
         gates = scheduling_gates(record.raw)
         if gates:
             summary = f"not tried by kube-scheduler: {pre_enqueue_message(gates)} ({GATED_REASON})"
-            return PodExplanation(pod, "Pending", summary, notes=[*blocked, GATES_NOTE])
+            return PodExplanation(pod, "Pending", summary, notes=[*blocked, *_kueue_gate_notes(report, record.raw),
+                                                                   GATES_NOTE])
         held = [b for b in report.loaded.blocked if b.pod == pod]
         if held:
             summary = f"not tried by kube-scheduler: {held[0].scheduler_status or held[0].reason}"
@@ -158,6 +160,17 @@ def _explain_pod(report: ScheduleReport, pod: str) -> PodExplanation:
         if lower:
             explanation.notes.append(f"{DRA_PREEMPTION_NOTE} (lower-priority pods holding devices there: {lower})")
     return explanation
+
+
+def _kueue_gate_notes(report: ScheduleReport, raw: dict[str, Any]) -> list[str]:
+    """For a pod Kueue gated: its Workload, and why Kueue has not made it yet."""
+    if report.kueue is None or not gated_by_kueue(raw):
+        return []
+    workload = group_key(raw)
+    why = [n for n in report.kueue.notes if n.startswith(f"Workload {workload}: ")]
+    if why:
+        return why
+    return [f"Kueue gates the pod until its Workload {workload} is admitted (explain workload/{workload})"]
 
 
 def _lower_priority_holders(report: ScheduleReport, pod: str, nodes: Sequence[str]) -> str:

@@ -40,6 +40,7 @@ class QueuedWorkload:
     entry: Entry
     job: Raw  # the Job as Kueue stores it while suspended
     verdict: Admitted | Pending | None  # None: no cycle tried it (behind a blocking StrictFIFO head)
+    pods: tuple[str, ...] = ()  # the Workload of gated pods (Kueue's pod integration): the pods' keys
 
     @property
     def key(self) -> str:
@@ -59,6 +60,8 @@ class QueuedWorkload:
 
     @property
     def owner_ref(self) -> str:
+        if self.pods:
+            return f"pod {self.pods[0]}" if len(self.pods) == 1 else f"pods {', '.join(self.pods)}"
         return f"Job {self.job_namespace}/{self.job_name}"
 
 
@@ -97,9 +100,15 @@ class KueueRun:
     def start(self, queued: QueuedWorkload, flavor_names: Sequence[str]) -> str:
         """Start ``queued``'s Job as Kueue would on admission with ``flavor_names`` and place its pods after the
         others; "" when started, else why Kueue could not start it."""
+        flavors = self.controller.objects.flavors
+        pods = self.one_shot.kueue_pods
+        if queued.pods and pods is not None:  # its gated pods released as on admission
+            refused = pods.release(queued.key, [flavors[f] for f in flavor_names if f in flavors])
+            self.one_shot.store.dispatch()
+            self.attempts += self.one_shot.run([]).attempts
+            return refused
         if not queued.job:
             return "the Workload was written as such: no Job of the input creates its pods"
-        flavors = self.controller.objects.flavors
         started = admitted_job(queued.job, [flavors[f] for f in flavor_names if f in flavors])
         if not isinstance(started, dict):
             return started.message
@@ -112,7 +121,9 @@ class KueueRun:
                               self.controller.view())
 
     def job_pods(self, queued: QueuedWorkload) -> list[str]:
-        """The pods of ``queued``'s Job in the cluster (created once it was started)."""
+        """The pods of ``queued``'s Job in the cluster (created once it was started), or its own pods."""
+        if queued.pods:
+            return list(queued.pods)
         return [key for key, record in self.loaded.state.pods.items()
                 if record.pod.metadata.namespace == queued.job_namespace
                 and (record.pod.metadata.labels or {}).get(JOB_NAME_LABEL) == queued.job_name]
@@ -131,11 +142,13 @@ def run_with_kueue(objects: Sequence[LoadedObject], features: Features, options:
     if one_shot.kueue is None:
         return None
     found = KueueRun(loaded, one_shot, one_shot.kueue, list(run.attempts))
-    found.workloads = {key: _queued(found.controller, record) for key, record in one_shot.kueue.records.items()}
+    members = one_shot.kueue_pods.members if one_shot.kueue_pods is not None else {}
+    found.workloads = {key: _queued(found.controller, record, tuple(members.get(key, ())))
+                       for key, record in one_shot.kueue.records.items()}
     return found
 
 
-def _queued(controller: KueueController, record: WorkloadRecord) -> QueuedWorkload:
+def _queued(controller: KueueController, record: WorkloadRecord, pods: tuple[str, ...]) -> QueuedWorkload:
     entry = record.entry
     if entry is None:  # its LocalQueue or ClusterQueue does not exist: never queued
         workload = decode_workload(controller.state.workloads[record.key])
@@ -143,4 +156,4 @@ def _queued(controller: KueueController, record: WorkloadRecord) -> QueuedWorklo
     verdict: Admitted | Pending | None = record.admitted
     if verdict is None and record.last_pending[0]:
         verdict = Pending(entry, *record.last_pending)
-    return QueuedWorkload(entry, record.job, verdict)
+    return QueuedWorkload(entry, record.job, verdict, pods)

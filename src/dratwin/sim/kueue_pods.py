@@ -1,0 +1,131 @@
+"""Kueue's pod reconciler on the simulated control plane: the Workloads of gated pods, and their release.
+
+The twin of ``pkg/controller/jobs/pod/pod_controller.go`` over :mod:`dratwin.kueue.pods`: the pods that
+Kueue's webhook gated as they were created (``kueue.x-k8s.io/admission``; plain pods, pod groups, a
+Deployment's replicas, a StatefulSet's pods) are gathered by Workload: a pod without a group makes its own
+Workload at once; a group's Workload is made once all its pods exist (fast admission: with its first pod).
+The Workload goes through :class:`dratwin.sim.kueue.KueueController` as any other; on admission each of its
+gated pods loses the gate and gets the assigned flavors' nodeSelector and tolerations (``Run``), and the
+scheduler tries it. A pod of an admitted group created later (a StatefulSet's next ordinal) is released as it
+comes. The Workload is Finished and its quota freed as Kueue's ``Finished`` says
+(:func:`dratwin.kueue.pods.finished`), or when its pods are gone; a Deployment's replacement pod is a new
+pod, with a Workload of its own.
+
+Not modelled: evicting a pod Workload (preemption, the PodsReady timeout) frees its quota but leaves its pods
+running (Kueue's pod Stop deletes or re-gates them); excess pods beyond a group's total count are not
+deleted; ``retriable-in-group`` and pod replacement within a group are not followed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from dratwin.api.core import Pod
+from dratwin.api.kueue import ResourceFlavor
+from dratwin.kueue.cycle import Admitted
+from dratwin.kueue.jobs import InjectionConflict, NotQueued
+from dratwin.kueue.pods import admitted_pod, finished, gated_by_kueue, group_key, total_count, workload_for_pods
+from dratwin.sim.kueue import KueueController
+from dratwin.sim.store import Change, Store
+from dratwin.sim.workloads import pod_phase
+
+TERMINAL = ("Succeeded", "Failed")
+
+
+@dataclass
+class KueuePods:
+    kueue: KueueController
+    store: Store
+    members: dict[str, list[str]] = field(default_factory=dict)  # Workload key -> its pods' keys, in creation order
+    admitted: dict[str, list[ResourceFlavor]] = field(default_factory=dict)  # Workload key -> its flavors, admitted
+    made: set[str] = field(default_factory=set)  # Workloads created
+    totals: dict[str, int | None] = field(default_factory=dict)  # Workload key -> its group's total (None: a pod)
+    _waiting: dict[str, str] = field(default_factory=dict)  # Workload key -> why it is not made yet
+
+    def __post_init__(self) -> None:
+        self.store.subscribe("Pod", self._on_pod)
+        for key, record in list(self.store.state.pods.items()):
+            if gated_by_kueue(record.raw):
+                self._add(key, record.raw)
+        for workload in list(self.members):
+            self._make(workload)
+
+    @property
+    def waiting(self) -> dict[str, str]:
+        """The pod Workloads not made yet (a group short of pods), and why."""
+        return dict(self._waiting)
+
+    def _add(self, pod: str, raw: Mapping[str, Any]) -> str:
+        workload = group_key(raw)
+        self.totals.setdefault(workload, total_count(raw))
+        members = self.members.setdefault(workload, [])
+        if pod not in members:
+            members.append(pod)
+        return workload
+
+    def _on_pod(self, change: Change) -> None:
+        record = self.store.state.pods.get(change.key)
+        known = next((w for w, pods in self.members.items() if change.key in pods), None)
+        if known is None:
+            if change.type != "Added" or record is None or not gated_by_kueue(record.raw):
+                return
+            known = self._add(change.key, record.raw)
+            if known in self.made:
+                if known in self.admitted:
+                    self._release(known, change.key)
+            else:
+                self._make(known)
+            return
+        if change.type == "Deleted" or record is None or pod_phase(record.raw) in TERMINAL:
+            self._maybe_finished(known)
+
+    def _make(self, workload: str) -> None:
+        state = self.store.state
+        pods = [state.pods[k].raw for k in self.members[workload] if k in state.pods]
+        made = workload_for_pods(pods, self.kueue.objects.priorities)
+        if isinstance(made, NotQueued):
+            if self._waiting.get(workload) != made.reason:
+                self._waiting[workload] = made.reason
+                self.kueue.notes.append(f"Workload {workload}: not created yet: {made.reason}")
+            return
+        self._waiting.pop(workload, None)
+        key = self.kueue.add_workload(made)
+        self.made.add(key)
+        self.kueue.starters[key] = lambda admission: self._start(key, admission)
+
+    def _start(self, workload: str, admission: Admitted) -> None:
+        """The pod reconciler's Run: every gated pod of the Workload released with its flavors."""
+        self.release(workload, self.kueue.flavors_of(admission))
+
+    def release(self, workload: str, flavors: Sequence[ResourceFlavor]) -> str:
+        """Release the Workload's gated pods with ``flavors`` (and the pods of it still to come); "" when
+        released, else why Kueue could not (a nodeSelector conflict)."""
+        self.admitted[workload] = list(flavors)
+        problems = [self._release(workload, pod) for pod in list(self.members.get(workload, []))]
+        return next((p for p in problems if p), "")
+
+    def _release(self, workload: str, pod: str) -> str:
+        record = self.store.state.pods.get(pod)
+        if record is None or not gated_by_kueue(record.raw):
+            return ""
+        released = admitted_pod(record.raw, self.admitted[workload])
+        if isinstance(released, InjectionConflict):
+            self.kueue.notes.append(f"Pod {pod}: not released: {released.message}")
+            return released.message
+        self.store.state.update_pod(pod, released, msgspec.convert(released, Pod, strict=False))
+        return ""
+
+    def _maybe_finished(self, workload: str) -> None:
+        pods = self.members.get(workload, [])
+        if workload not in self.made or not pods:
+            return
+        state = self.store.state
+        present = [state.pods[p].raw for p in pods if p in state.pods]
+        done = finished(present, self.totals.get(workload))
+        if done is not None:
+            self.admitted.pop(workload, None)
+            self.kueue.finish_workload(workload, done.succeeded, done.message)
