@@ -62,6 +62,8 @@ demo: $(STAMP)
 	$(BIN)/dratwin explain job/llm/tp-bench -f examples/deviceclasses.yaml -f examples/queues/cluster.yaml -f examples/queues/dra-unplaceable/ || test $$? -eq 1
 	@# Kueue's topology-aware scheduling: a rack-bound gang placed in one rack, one too wide for any rack (1).
 	$(BIN)/dratwin schedule -f examples/queues/tas/ || test $$? -eq 1
+	@# Kueue's pod integrations: a pod group, a Deployment's replicas, a StatefulSet; a group short of a pod stays gated (1).
+	$(BIN)/dratwin schedule -f examples/deviceclasses.yaml -f examples/queues/cluster.yaml -f examples/queues/pod-groups/ || test $$? -eq 1
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests bench

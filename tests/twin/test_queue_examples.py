@@ -10,7 +10,9 @@ Kueue's semantics each scenario relies on: cohort lending capped by borrowingLim
 (concepts/cluster_queue.md), flavors skipped for node affinity (flavorassigner.go checkFlavorForPodSets),
 DRA devices counted through deviceClassMappings and unmapped classes refused (concepts/
 dynamic_resource_allocation.md, pkg/dra/claims.go), topology-aware scheduling with required, preferred and
-unconstrained PodSets (concepts/topology_aware_scheduling.md, tas_flavor_snapshot.go), all at Kueue ff69552.
+unconstrained PodSets (concepts/topology_aware_scheduling.md, tas_flavor_snapshot.go), all at Kueue ff69552;
+plain pods, pod groups, Deployments and StatefulSets through the pod integrations (tasks/run/plain_pods.md,
+deployment.md, statefulset.md; pkg/controller/jobs/pod).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ CASES = [
               ("NodesFreeButQuotaBlocks",)),
     QueueCase("dra-quota-sweep-b", "dra-quota", "job/ml/sweep-b", "Pending", ("NodesFreeButQuotaBlocks",)),
     QueueCase("dra-quota-mig-probe", "dra-quota", "job/ml/mig-probe", "Pending", ()),
+    QueueCase("pod-groups-trainer", "pod-groups", "workload/inference/trainer", "Admitted", (), exit_status=0),
 ]
 
 
@@ -81,7 +84,7 @@ def test_queue_example_json(case: QueueCase, capsys: pytest.CaptureFixture[str])
     assert found["placement"]["summary"]
 
 
-SCENARIOS = ["team-quota", "dra-unplaceable", "flavor-skipped", "dra-quota", "tas"]
+SCENARIOS = ["team-quota", "dra-unplaceable", "flavor-skipped", "dra-quota", "tas", "pod-groups"]
 OWN_CLUSTER = {"tas"}  # scenarios that bring their own nodes (tas: a block of two racks, nodes.yaml)
 
 

@@ -1,0 +1,139 @@
+"""Kueue's pod integrations on the control plane: gated pods get Workloads, an admitted Workload's pods are
+released (gate removed, flavor injected) and placed, the others stay gated while their Workload waits, and
+quota comes back when the pods end.
+
+Follows kubernetes-sigs/kueue pkg/controller/jobs/pod (pod_webhook.go Default, pod_controller.go Run and
+Finished), jobs/deployment and jobs/statefulset, and the site's "Run Plain Pods", "Run Deployments" and
+"Run StatefulSets"; the scheduler side is Kubernetes' SchedulingGates PreEnqueue plugin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from tests.builders.kueue import configuration
+from tests.builders.kueue_sim import kueue_basics, schedule_objects, simulate_objects
+from tests.builders.manifests import condition, pod, stateful_set
+
+from dratwin.kueue.jobs import workload_name
+from dratwin.kueue.pods import ADMISSION_GATE
+from dratwin.sim.quick_scenario import RUN_FOR
+
+Raw = dict[str, Any]
+QUEUE = "kueue.x-k8s.io/queue-name"
+PODS_ON = configuration(integrations={"frameworks": ["batch/job", "pod", "deployment", "statefulset"]})
+
+
+def queued_pod(name: str, cpu: str = "1", *, group: str = "", total: int = 0, run_for: str = "") -> Raw:
+    labels = {QUEUE: "lq", **({"kueue.x-k8s.io/pod-group-name": group} if group else {})}
+    raw = pod(name, cpu=cpu, labels=labels)
+    annotations = {**({"kueue.x-k8s.io/pod-group-total-count": str(total)} if group else {}),
+                   **({RUN_FOR: run_for} if run_for else {})}
+    if annotations:
+        raw["metadata"]["annotations"] = annotations
+    return raw
+
+
+def deployment(name: str, replicas: int, cpu: str = "1") -> Raw:
+    template = pod(name, cpu=cpu, labels={"app": name})
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "default", "labels": {QUEUE: "lq"}},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": template["metadata"], "spec": template["spec"]}}}
+
+
+def queued_stateful_set(name: str, replicas: int, cpu: str = "1") -> Raw:
+    raw = stateful_set(name, replicas, policy="Parallel", cpu=cpu)
+    raw["metadata"]["labels"] = {QUEUE: "lq"}
+    return raw
+
+
+def single(name: str) -> str:
+    return f"default/{workload_name(name, '', '', 'Pod')}"
+
+
+@dataclass
+class PodsCase:
+    name: str
+    objects: list[Raw]
+    placed: set[str]  # pod names bound to a node
+    gated: set[str]  # pod names still carrying Kueue's admission gate
+    admitted: int  # Workloads admitted
+    workloads: int  # Workloads in all
+    counts: dict[str, int] = field(default_factory=dict)  # Workload name prefix -> its pods (PodSets' counts)
+
+
+CASES = [
+    # single pods, quota for one: the first is released and placed, the second waits gated
+    PodsCase("single-pods-quota-for-one", [*kueue_basics(1), PODS_ON, queued_pod("a"), queued_pod("b")],
+             {"a"}, {"b"}, 1, 2),
+    # the pod integration is off by default: the pods run unmanaged, beyond the quota
+    PodsCase("integration-off", [*kueue_basics(1), queued_pod("a"), queued_pod("b")], {"a", "b"}, set(), 0, 0),
+    # a pod group of 2 is one Workload, admitted and released whole
+    PodsCase("pod-group", [*kueue_basics(2), PODS_ON, queued_pod("t-0", group="t", total=2),
+                           queued_pod("t-1", group="t", total=2)], {"t-0", "t-1"}, set(), 1, 1, {"t": 2}),
+    # a group larger than the quota is not admitted: neither pod runs (no partial start)
+    PodsCase("pod-group-over-quota", [*kueue_basics(1), PODS_ON, queued_pod("t-0", group="t", total=2),
+                                      queued_pod("t-1", group="t", total=2)], set(), {"t-0", "t-1"}, 0, 1),
+    # a group short of pods gets no Workload: its pod stays gated
+    PodsCase("incomplete-group", [*kueue_basics(2), PODS_ON, queued_pod("t-0", group="t", total=2)],
+             set(), {"t-0"}, 0, 0),
+    # each replica of a Deployment is a Workload of its own: quota for 2 of 3
+    PodsCase("deployment-replicas", [*kueue_basics(2), PODS_ON, deployment("web", 3)], set(), set(), 2, 3,
+             {"pod-web-": 1}),
+    # a StatefulSet is one pod group named statefulset-<name>-<hash>
+    PodsCase("statefulset", [*kueue_basics(2), PODS_ON, queued_stateful_set("db", 2)], {"db-0", "db-1"}, set(),
+             1, 1, {"statefulset-db-": 2}),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_pods_through_kueue(case: PodsCase) -> None:
+    report = schedule_objects(case.objects)
+    pods = {k.split("/", 1)[1]: r for k, r in report.state.pods.items()}
+    bound = {name for name, r in pods.items() if r.pod.spec.node_name}
+    gated = {name for name, r in pods.items() if any(g.get("name") == ADMISSION_GATE
+                                                     for g in r.raw["spec"].get("schedulingGates") or [])}
+    if case.name == "deployment-replicas":
+        assert len(bound) == 2 and len(gated) == 1 and bound.isdisjoint(gated)
+    else:
+        assert bound == case.placed
+        assert gated == case.gated
+    for name in gated:
+        assert (condition(pods[name].raw) or {}).get("reason") == "SchedulingGated"
+    for name in bound:  # released with the flavor's nodeLabels (kueue_basics' flavor has none: nothing added)
+        assert not pods[name].raw["spec"].get("schedulingGates")
+    workloads = report.state.workloads
+    assert len(workloads) == case.workloads
+    kueue = report.kueue
+    assert sum(1 for w in (kueue.workloads if kueue else []) if w.admitted_at is not None) == case.admitted
+    for prefix, count in case.counts.items():
+        matching = [w for key, w in workloads.items() if key.split("/", 1)[1].startswith(prefix)]
+        assert matching and all(sum(p["count"] for p in w["spec"]["podSets"]) == count for w in matching)
+
+
+def test_the_flavor_is_injected_into_released_pods() -> None:
+    labels = {"pool": "h100"}
+    report = schedule_objects([*kueue_basics(1, flavor_labels=labels), PODS_ON, queued_pod("a")])
+    raw = report.state.pods["default/a"].raw
+    assert raw["spec"]["nodeSelector"] == labels
+    assert raw["metadata"]["labels"]["kueue.x-k8s.io/managed"] == "true"
+    assert raw["metadata"]["finalizers"] == ["kueue.x-k8s.io/managed"]
+    [workload] = report.state.workloads.values()
+    assert workload["metadata"]["ownerReferences"][0]["name"] == "a"
+    assert workload["status"]["admission"]["podSetAssignments"][0]["flavors"] == {"cpu": "default"}
+
+
+def test_quota_comes_back_when_a_pod_ends() -> None:
+    """Finished: a single pod's Workload ends with the pod; the waiting one is admitted then, released, placed."""
+    sim = simulate_objects([*kueue_basics(1), PODS_ON, queued_pod("a", run_for="10m"),
+                            queued_pod("b", run_for="10m")], until="1h")
+    assert sim.kueue is not None
+    view = {w.key: w for w in sim.kueue.view().workloads}
+    first, second = sorted(view.values(), key=lambda w: w.admitted_at or 0.0)
+    assert first.admitted_at == 0.0
+    assert second.admitted_at is not None and second.admitted_at >= 600.0
+    assert all(w.finished_at is not None for w in view.values())
+    finished = [c for c in (w["status"]["conditions"] for w in sim.store.state.workloads.values())]
+    assert all(any(c["type"] == "Finished" and c["status"] == "True" for c in cs) for cs in finished)
