@@ -56,15 +56,15 @@ TIME_CASES = [
              [*kueue_basics(4), queued_job("a", "2"), queued_job("b", "2", at="30s")],
              {"job-a": 0.0, "job-b": 30.0}, {"job-a": 600.0, "job-b": 630.0}),
     TimeCase("quota-freed-by-a-finished-job", "reconciler.go Finished -> cache deletes the usage; "
-             "manager.QueueInadmissibleWorkloads requeues the one set aside",
+             "manager.QueueAssociatedInadmissibleWorkloadsAfter requeues the one set aside, batched 1 s later",
              [*kueue_basics(4), queued_job("a", "2"), queued_job("b", "2"), queued_job("c", "2", at="1s")],
-             {"job-a": 0.0, "job-b": 0.0, "job-c": 600.0}, {"job-c": 1200.0}),
+             {"job-a": 0.0, "job-b": 0.0, "job-c": 601.0}, {"job-c": 1201.0}),
     TimeCase("bigger-than-nominal-never-admitted", "flavorassigner.go: more than the ClusterQueue could ever get",
              [*kueue_basics(4), queued_job("a", "1", parallelism=5)], {"job-a": None}, {"job-a": None}),
     TimeCase("completions-hold-quota-until-the-last", "jobs/job: one PodSet of min(parallelism, completions); "
              "the Workload finishes when the Job is Complete",
              [*kueue_basics(2), queued_job("a", "2", completions=3), queued_job("b", "2", at="1s")],
-             {"job-a": 0.0, "job-b": 1800.0}, {"job-a": 1800.0}),
+             {"job-a": 0.0, "job-b": 1801.0}, {"job-a": 1800.0}),  # b set aside: requeued in the 1 s batch
     TimeCase("strict-fifo-head-blocks", "cluster_queue.md queueingStrategy StrictFIFO: the head blocks the rest",
              [node("n1", cpu="8"), resource_flavor("default"),
               cpu_queue("cq", 4, queueingStrategy="StrictFIFO"), local_queue("lq", "cq", namespace="default"),
@@ -73,7 +73,7 @@ TIME_CASES = [
     TimeCase("best-effort-fifo-skips-the-head", "cluster_queue.md BestEffortFIFO: an inadmissible head is set aside",
              [*kueue_basics(4), queued_job("a", "3"), queued_job("big", "2", at="1s", parallelism=2),
               queued_job("small", "1", at="2s")],
-             {"job-a": 0.0, "job-big": 602.0, "job-small": 2.0}),  # big needs small's cpu back too
+             {"job-a": 0.0, "job-big": 603.0, "job-small": 2.0}),  # big needs small's cpu back, then the 1 s batch
 ]
 
 
@@ -89,7 +89,7 @@ def test_pods_exist_only_after_admission() -> None:
     """reconciler.go: the webhook suspends the Job; StartJob unsuspends it, then the Job controller makes pods."""
     sim = simulate_objects([*kueue_basics(2), queued_job("a", "2"), queued_job("b", "2", at="1s")])
     created = [c.time for c in sim.events if c.kind == "Pod" and c.type == "Added" and c.key.startswith("default/b-")]
-    assert created == [600.0]
+    assert created == [601.0]  # requeued in the cohort's 1 s batch
 
 
 def test_the_workload_is_named_and_owned_as_kueue_does() -> None:
@@ -266,6 +266,6 @@ def test_workloads_written_directly_are_queued() -> None:
     sim = simulate_objects(objects)
     assert sim.kueue is not None
     sim.kueue.finish_workload("default/w1")
-    sim.kueue.engine.run(sim.kueue.engine.now())
+    sim.kueue.engine.run(sim.kueue.engine.now() + 1)  # requeued in the cohort's 1 s batch
     assert {w.key: w.admitted_at is not None for w in sim.kueue.view().workloads} == \
         {"default/w1": True, "default/w2": True}

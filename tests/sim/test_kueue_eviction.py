@@ -54,23 +54,25 @@ class PreemptCase:
 
 
 PREEMPT_CASES = [
-    PreemptCase("victim-requeued-waiter-admitted",
-                "reconciler.go handle eviction; scheduler requeues the preempted Workload (Requeued=True Preempted)",
+    PreemptCase("victim-requeued-and-admitted-before-the-set-aside-waiter",
+                "workload_controller.go Update: the evicted Workload is requeued at once (Requeued=True Preempted), "
+                "the set-aside ones in the cohort's batch 1 s later, so the victim takes its quota back first",
                 [*kueue_basics(4), HIGH, queued_job("a", "4"), _urgent("b", "4", at="1s")],
-                "5m", "a", {"a": 900.0, "b": 300.0}, 300.0,
+                "5m", "a", {"a": 300.0, "b": 901.0}, 300.0,
                 conditions={"Evicted": ("False", "QuotaReserved"), "Preempted": ("False", "QuotaReserved"),
                             "Requeued": ("True", "Preempted"), "QuotaReserved": ("True", "QuotaReserved"),
                             "Admitted": ("True", "Admitted"), "Finished": ("True", "Succeeded")},
                 until="2h"),
-    PreemptCase("victim-waits-while-the-quota-is-taken", "evict.go, then the next cycle's QuotaReserved=False",
+    PreemptCase("waiter-waits-while-the-victim-takes-the-quota-back",
+                "evict.go; workload_controller.go Update requeues the victim at once, the waiter in the 1 s batch",
                 [*kueue_basics(4), HIGH, queued_job("a", "4"), _urgent("b", "4", at="1s", run_for="2h")],
-                "10m", "a", {"a": None, "b": 600.0}, 600.0,
-                conditions={"Evicted": ("True", "Preempted"), "Preempted": ("True", "InClusterQueue"),
-                            "Requeued": ("True", "Preempted"), "QuotaReserved": ("False", "WaitingForQuota"),
-                            "Admitted": ("False", "NoReservation")}),
+                "10m", "a", {"a": 600.0, "b": 1201.0}, 600.0,
+                conditions={"Evicted": ("False", "QuotaReserved"), "Preempted": ("False", "QuotaReserved"),
+                            "Requeued": ("True", "Preempted"), "QuotaReserved": ("True", "QuotaReserved"),
+                            "Admitted": ("True", "Admitted")}),
     PreemptCase("completions-carry-over", "jobs/job: status.succeeded survives suspension; the rest run again",
                 [*kueue_basics(4), HIGH, queued_job("a", "4", completions=3), _urgent("b", "4", at="1s")],
-                "15m", "a", {"a": 1500.0, "b": 900.0}, 300.0, until="3h"),
+                "15m", "a", {"a": 900.0, "b": 2101.0}, 300.0, until="3h"),
 ]
 
 
@@ -179,7 +181,7 @@ def test_evicted_by_timeout_queues_behind_by_eviction_time() -> None:
     rig = kueue_rig(objects)
     rig.run("6m")
     last = {w.key: (w.admitted_at, w.evictions) for w in rig.kueue.view().workloads}
-    assert last[rig.key("b")] == (300.0, 0)  # admitted as soon as a's quota was freed
+    assert last[rig.key("b")] == (301.0, 0)  # admitted in the 1 s batch after a's quota was freed
     assert last[rig.key("a")] == (None, 1)  # behind b: waits for its quota
 
 
@@ -221,14 +223,15 @@ def test_invariants_catch_a_broken_queue(case: BrokenCase, breakage: Callable[[K
 def test_cycle_preemption_evicts_the_lower_priority_workload() -> None:
     """The cycle's own targets (kueue/preemption, withinClusterQueue: LowerPriority, preemption.md "Preemption
     within a ClusterQueue"): the high-priority Job arriving at 5m preempts the running one at once, which is
-    requeued and admitted again when the preemptor finishes; the victim's 5 minutes of work are lost."""
+    requeued, set aside, and admitted again in the cohort's 1 s batch after the preemptor finishes; the victim's
+    5 minutes of work are lost."""
     queue = cpu_queue("cq", 4, preemption={"withinClusterQueue": "LowerPriority"})
     objects = [node("n1", cpu="8"), resource_flavor("default"), queue, local_queue("lq", "cq", namespace="default"),
                HIGH, queued_job("a", "4"), _urgent("b", "4", at="5m")]
     rig = kueue_rig(objects)
     rig.run("1h")
     last = {w.key: w.admitted_at for w in rig.kueue.view().workloads}
-    assert (last[rig.key("a")], last[rig.key("b")]) == (900.0, 300.0)
+    assert (last[rig.key("a")], last[rig.key("b")]) == (901.0, 300.0)
     assert rig.kueue.evicted["Preempted"] == 1
     assert rig.kueue.work_lost_seconds == 300.0
     found = _conditions(rig.workload("a"))
@@ -240,5 +243,5 @@ def test_no_preemption_without_a_policy() -> None:
     rig = kueue_rig([*kueue_basics(4), HIGH, queued_job("a", "4"), _urgent("b", "4", at="5m")])
     rig.run("1h")
     last = {w.key: w.admitted_at for w in rig.kueue.view().workloads}
-    assert (last[rig.key("a")], last[rig.key("b")]) == (0.0, 600.0)
+    assert (last[rig.key("a")], last[rig.key("b")]) == (0.0, 601.0)  # b set aside: the 1 s batch
     assert rig.kueue.evicted["Preempted"] == 0

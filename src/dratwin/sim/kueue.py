@@ -7,7 +7,8 @@ The twin of Kueue's job reconciler (``pkg/controller/jobframework/reconciler.go`
 - a Job labelled ``kueue.x-k8s.io/queue-name`` arrives suspended (Kueue's webhook sets ``spec.suspend``);
   its Workload is created in the store, named and owned as :func:`dratwin.kueue.jobs.workload_for_job`
   makes it, with ``metadata.creationTimestamp`` the simulated time;
-- the Workload goes to its LocalQueue's ClusterQueue (:class:`dratwin.kueue.cycle.Queues`); the scheduler
+- the Workload goes to its LocalQueue's ClusterQueue (:class:`dratwin.kueue.equivalence.EquivalentQueues`:
+  Kueue's queues with scheduling equivalence hashing: Workloads of one shape are set aside together); the scheduler
   runs a cycle whenever its queues change, **at the same simulated moment** (upstream's loop runs the next
   cycle as soon as the last one ends, milliseconds after the change: 0 s here, documented), then again while
   cycles admit or change the heads;
@@ -17,7 +18,9 @@ The twin of Kueue's job reconciler (``pkg/controller/jobframework/reconciler.go`
   creates its pods for the scheduler to place;
 - a Workload that cannot be admitted keeps Kueue's ``QuotaReserved=False`` reason and message;
 - when the Job ends (Complete or Failed), the Workload gets ``Finished`` (reason Succeeded or Failed, the
-  Job condition's message), its quota is freed and the inadmissible Workloads are queued again;
+  Job condition's message), its quota is freed and the inadmissible Workloads of its cohort tree are queued
+  again in Kueue's batch, :data:`~dratwin.kueue.equivalence.REQUEUE_BATCH_SECONDS` later (requests made
+  meanwhile join it; ``requeue_batch_seconds`` 0 for a one-shot pass, which shows the queues once settled);
 - a cycle's preemptions (the Workloads holding quota are its candidates, :mod:`dratwin.kueue.preemption`) are
   evicted at once, and the preemptor is tried again in the next cycle;
 - an eviction (:meth:`KueueController.evict`: preemption targets, the PodsReady timeout) sets ``Evicted``
@@ -54,12 +57,12 @@ from dratwin.kueue.cycle import (
     CycleOptions,
     Entry,
     Pending,
-    Queues,
     Snapshot,
     resolve_local_queue,
     scheduling_cycle,
 )
 from dratwin.kueue.dra import DraInputs
+from dratwin.kueue.equivalence import REQUEUE_BATCH_SECONDS, EquivalentQueues
 from dratwin.kueue.flavors import Assignment
 from dratwin.kueue.jobs import InjectionConflict, NotQueued, admitted_job, suspended, workload_for_job
 from dratwin.kueue.pods import JOB_FRAMEWORK
@@ -128,7 +131,8 @@ class KueueController:
     records: dict[str, WorkloadRecord] = field(default_factory=dict)  # by Workload key, in creation order
     by_job: dict[str, str] = field(default_factory=dict)  # Job key -> Workload key
     starters: dict[str, Callable[[Admitted], None]] = field(default_factory=dict)  # jobless Workload -> its start
-    queues: Queues = field(init=False)
+    requeue_batch_seconds: float = REQUEUE_BATCH_SECONDS  # requeueBatchPeriod
+    queues: EquivalentQueues = field(init=False)
     tree: QuotaTree = field(init=False)
     pods_ready: PodsReadySettings | None = field(init=False)
     checks: AdmissionChecks = field(init=False)
@@ -138,10 +142,16 @@ class KueueController:
     work_lost_seconds: float = 0.0  # pod-seconds of running time thrown away by evictions
     listeners: list[KueueListener] = field(default_factory=list)  # told each step of a Workload's life
     _cycle_due: bool = False
+    _holding: dict[str, AdmittedWorkload] = field(default_factory=dict)  # by Workload key: the tree's usage
+    _trees: dict[str, list[str]] = field(default_factory=dict)  # root of a cohort tree -> its ClusterQueues
+    _requeue_due: set[str] = field(default_factory=set)  # roots whose batched requeue is scheduled
 
     def __post_init__(self) -> None:
-        self.queues = Queues.of(self.objects.cluster_queues.values())
-        self.tree = QuotaTree.build(self.objects.cluster_queues.values(), self.objects.cohorts)
+        cqs = self.objects.cluster_queues
+        self.queues = EquivalentQueues({name: cq.queueing_strategy for name, cq in cqs.items()})
+        self.tree = QuotaTree.build(cqs.values(), self.objects.cohorts)
+        for name in cqs:
+            self._trees.setdefault(self.tree.root(cq_key(name)), []).append(name)
         self.notes += self.objects.notes
         self.pods_ready, notes = pods_ready_settings(self.objects.config)
         self.notes += notes
@@ -226,13 +236,32 @@ class KueueController:
         record.finished_at = now
         reason = "Succeeded" if succeeded else "Failed"
         self._set_conditions(record, [new_condition("Finished", "True", reason, message, timestamp(now))])
+        if record.entry is not None:
+            self.queues.forget(record.entry)
         if record.admitted is not None:
             self.tree.remove_usage(cq_key(record.cluster_queue), record.admitted.assignment.usage)
             self.tas.unbook(record.admitted.entry.workload, record.admitted.assignment)
             self.tas.released(record.job_key)
-            self.queues.requeue_inadmissible()
-            self._kick()
+            self._holding.pop(record.key, None)
+            self._quota_freed(record.cluster_queue)
         self._tell(FINISHED, record)
+
+    def _quota_freed(self, cluster_queue: str) -> None:
+        """QueueAssociatedInadmissibleWorkloadsAfter: the inadmissible Workloads of the ClusterQueue's cohort
+        tree go back to their queues after the batch period, one request per tree while one is due. The heads
+        still in the queues (StrictFIFO's, a waiting preemptor) are tried at once: the scheduler loops while
+        there are heads."""
+        self._kick()
+        root = self.tree.root(cq_key(cluster_queue))
+        if root in self._requeue_due:
+            return
+        self._requeue_due.add(root)
+        self.engine.at(self.engine.now() + self.requeue_batch_seconds, CONTROLLER, lambda: self._requeue_tree(root))
+
+    def _requeue_tree(self, root: str) -> None:
+        self._requeue_due.discard(root)
+        self.queues.requeue_cluster_queues(self._trees.get(root, ()))
+        self._kick()
 
     # ---- queueing and the scheduler ----------------------------------------------------------------
 
@@ -299,9 +328,7 @@ class KueueController:
 
     def _holding_quota(self) -> list[AdmittedWorkload]:
         """The Workloads whose usage the tree holds: what preemption may take back."""
-        return [AdmittedWorkload(r.admitted.entry.workload, r.cluster_queue, r.admitted.assignment.usage,
-                                 r.reserved_at or 0.0, r.admitted.entry.timestamp)
-                for r in self.records.values() if r.admitted is not None and r.finished_at is None]
+        return list(self._holding.values())
 
     def _options(self) -> CycleOptions:
         return CycleOptions.from_configuration(self.objects.config)
@@ -312,6 +339,8 @@ class KueueController:
         record = self.records[admitted.entry.key]
         now = self.engine.now()
         record.admitted, record.reserved_at, record.admitted_at = admitted, now, None
+        self._holding[record.key] = AdmittedWorkload(admitted.entry.workload, record.cluster_queue,
+                                                     admitted.assignment.usage, now, admitted.entry.timestamp)
         record.last_pending = ("", "")
         record.admissions += 1
         self._tell(RESERVED, record, usage=admitted.assignment.usage,
@@ -530,6 +559,7 @@ class KueueController:
         self.tree.remove_usage(cq_key(record.cluster_queue), record.admitted.assignment.usage)
         self.tas.unbook(record.admitted.entry.workload, record.admitted.assignment)
         self.tas.released(record.job_key)
+        self._holding.pop(record.key, None)
         raw = self.state.workloads[record.key]
         status = {k: v for k, v in (raw.get("status") or {}).items() if k != "admission"}
         # SyncAdmittedCondition accumulates the time the Workload was admitted
@@ -551,8 +581,7 @@ class KueueController:
                                          at))
         self._set_conditions(record, conditions)
         record.last_pending = (PENDING_EVALUATION, message)
-        self.queues.requeue_inadmissible()  # quota was freed
-        self._kick()
+        self._quota_freed(record.cluster_queue)
 
     def _backoff_finished(self, record: WorkloadRecord) -> None:
         """The requeue backoff is over: Requeued=True BackoffFinished, requeueAt cleared, back in the queue."""
@@ -574,6 +603,7 @@ class KueueController:
         by_eviction = record.evicted_reason == ADMISSION_CHECK or (
             record.evicted_reason == PODS_READY_TIMEOUT and settings is not None and settings.requeue_at_eviction)
         when = record.evicted_at if by_eviction and record.evicted_at is not None else record.created
+        self.queues.forget(record.entry)
         record.entry = dataclasses.replace(record.entry, timestamp=when)
         self.queues.push(record.entry)
         self._tell(QUEUED, record)

@@ -115,7 +115,9 @@ class OneShot:
         self.engine.after_each.append(self.store.dispatch)
         objects = read_kueue_objects(self.loaded.kueue_objects, self.loaded.priority_classes)
         if objects.present:
-            self.kueue = KueueController(self.engine, self.store, objects, self._start_job, self.compiler)
+            # the pass runs at time 0 only: a cohort's batched requeue is not waited for, the queues settle
+            self.kueue = KueueController(self.engine, self.store, objects, self._start_job, self.compiler,
+                                         requeue_batch_seconds=0.0)
             for job in self.loaded.queued_jobs:
                 self.kueue.add_job(job, None)
             if self.loaded.kueue_frameworks is not None:
