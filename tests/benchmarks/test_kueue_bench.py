@@ -1,5 +1,6 @@
 """Kueue's performance shapes (test/performance/scheduler/configs/*/generator.yaml at Kueue ff69552), its
-checker's figures (runner/recorder/recorder.go, checker/checker_test.go) and a small shape run through."""
+checker's figures (runner/recorder/recorder.go, checker/checker_test.go) and small shapes run through the
+simulation's Kueue controller."""
 
 from __future__ import annotations
 
@@ -107,6 +108,21 @@ def test_a_lone_queue_never_goes_past_its_nominal_quota_and_its_workloads_wait()
     assert usage.peak == 20_000  # millicores
     found = run.figures()
     assert found.admission["medium"].mean_seconds > 0 and found.admission["small"].not_admitted == 0
+
+
+def test_the_baseline_preempts_within_its_cluster_queue_and_the_victim_runs_its_whole_time_again() -> None:
+    # baseline generator.yaml: withinClusterQueue LowerPriority; the large (priority 200) Workload arriving at
+    # 1.2 s takes the quota of a medium (priority 100) one admitted before it, which is admitted again later
+    # and finishes runtimeMs (500 ms) after that last admission (runner.go finishes it after its runtime)
+    shape = kueue_shapes.scaled(BASELINE, cohorts=1, queues=2, workloads=0.05)
+    run = kueue_bench.run_shape(shape)
+    assert run.preemptions > 0
+    evicted = [r for r in run.workloads.values() if r.evictions]
+    assert evicted and {r.class_name for r in evicted} <= {"small", "medium"}
+    for record in evicted:
+        assert record.admitted is not None and record.finished == pytest.approx(
+            record.admitted + (0.5 if record.class_name == "medium" else 0.2))
+    assert sum(c.evictions for c in run.figures().admission.values()) == run.preemptions
 
 
 def test_the_benchmark_is_registered() -> None:

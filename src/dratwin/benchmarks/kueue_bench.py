@@ -1,37 +1,47 @@
 """``dratwin bench kueue``: Kueue's own performance shapes in simulated time, with its checker's figures.
 
 The shapes (:mod:`.kueue_shapes`): baseline (15,000 Workloads over 30 ClusterQueues in 5 cohorts), large-
-scale (50,000 over 1,000 in 10) and tas (the baseline's Workloads as 2/4/8-pod gangs over 640 nodes). As
-Kueue's runner does, each Workload is created at its set's interval, "runs" for its class's ``runtimeMs``
-once admitted and then finishes, freeing its quota. Time is simulated: the figure is the wall time of the
-run (building the objects not counted), with its CPU time (the machine is shared) and, beside Kueue's
-published means, what its checker reads (:mod:`.kueue_checker`): per class the mean time to admission and
-the ClusterQueue class's usage, in simulated seconds. Targets: baseline < 10 s, large-scale < 60 s, tas
-< 30 s of wall time.
+scale (50,000 over 1,000 in 10) and tas (the baseline's Workloads as 2/4/8-pod gangs over 640 nodes). They
+run on the product path: the simulation's Kueue controller (:class:`dratwin.sim.kueue.KueueController`) on
+the engine and its clock, with the shape's preemption policies. As Kueue's runner does
+(``test/performance/scheduler/runner``), each Workload is created at its set's interval and, once admitted,
+"runs" for its class's ``runtimeMs`` and is then finished, freeing its quota; a Workload preempted before
+its end is admitted again later and runs its whole time again. The runner here watches the Workloads in
+the store, as Kueue's watches them through the API server.
+
+The figure is the wall time of the run (building the objects not counted), with its CPU time (the machine
+is shared) and, beside Kueue's published means, what its checker reads (:mod:`.kueue_checker`): per class
+the mean time to admission and the ClusterQueue class's usage, in simulated seconds. Targets: baseline
+< 10 s, large-scale < 60 s, tas < 30 s of wall time.
 
 Kueue's published run is an envtest API server with Kueue's scheduler and controllers at real speed: its
 wall time and its admission waits include every API round trip (creating, admitting, finishing each
 Workload), which simulated time does not have. The twin's waits are those of the quota alone, so they are
-expected below Kueue's, and its usage above.
+expected below Kueue's where the API server paces Kueue (the large-scale shape).
 """
 
 from __future__ import annotations
 
-import heapq
+import gc
+import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import msgspec
-
-from dratwin.api.kueue import ClusterQueue, ResourceFlavor, Workload
+from dratwin.allocator import Features
+from dratwin.api.loader import LoadedObject, SourceLocation
 from dratwin.benchmarks import BenchResult
 from dratwin.benchmarks.kueue_checker import Figures, UsageIntegral, WorkloadRecord, check, figures
 from dratwin.benchmarks.kueue_shapes import BASELINE, CLASS_LABEL, LARGE_SCALE, TAS, Objects, Shape, generate
-from dratwin.kueue.cycle import Admitted, Entry, Queues, Snapshot, scheduling_cycle
-from dratwin.kueue.equivalence import REQUEUE_BATCH_SECONDS, EquivalentQueues
-from dratwin.kueue.quota import QuotaTree, cq_key
-from dratwin.kueue.usage import workload_usage
+from dratwin.cluster.load import load_cluster
+from dratwin.cluster.state import KUEUE_WORKLOAD
+from dratwin.kueue.quota import cq_key
+from dratwin.sim.clock import VirtualClock
+from dratwin.sim.engine import WORLD, Action, Engine
+from dratwin.sim.kueue import KueueController, Raw
+from dratwin.sim.kueue_objects import read_kueue_objects
+from dratwin.sim.kueue_status import find_condition
+from dratwin.sim.store import Change, Store
 
 TARGETS_S = {BASELINE.name: 10.0, LARGE_SCALE.name: 60.0, TAS.name: 30.0}
 
@@ -43,6 +53,7 @@ class Run:
     workloads: dict[str, WorkloadRecord] = field(default_factory=dict)
     usage: dict[str, UsageIntegral] = field(default_factory=dict)
     cycles: int = 0
+    preemptions: int = 0
     end_seconds: float = 0.0
     wall_seconds: float = 0.0
     cpu_seconds: float = 0.0
@@ -51,104 +62,110 @@ class Run:
         return figures(self.workloads.values(), self.usage.values())
 
 
-_FINISH, _REQUEUE, _ARRIVE = 0, 1, 2  # at one instant: finishes, then due requeues, then new Workloads
-
-
 @dataclass
-class _Loop:
-    """The minimal loop's state: the core's queues and tree, and what is due when."""
+class _Runner:
+    """Kueue's performance runner over the store: creates each Workload at its time, finishes it
+    ``runtimeMs`` after its (last) admission, and records what the checker reads."""
 
-    snapshot: Snapshot
-    queues: EquivalentQueues
-    roots: dict[str, list[str]]  # root of a cohort tree → its ClusterQueues
-    events: list[tuple[float, int, int]] = field(default_factory=list)
-    admitted: dict[int, Admitted] = field(default_factory=dict)
-    requeue_due: dict[str, int] = field(default_factory=dict)  # root → the event of its batched requeue
-    seq: int = 0
+    engine: Engine
+    store: Store
+    kueue: KueueController
+    resource: tuple[str, str]  # the shape's (flavor, cpu): the usage the recorder integrates
+    out: Run
+    runtimes: dict[str, float] = field(default_factory=dict)  # Workload key -> seconds it runs once admitted
+    admissions: dict[str, int] = field(default_factory=dict)  # Workload key -> admissions seen (0: not admitted)
+    admitted_now: set[str] = field(default_factory=set)
 
-    def at(self, when: float, kind: int) -> int:
-        self.seq += 1
-        heapq.heappush(self.events, (when, kind, self.seq))
-        return self.seq
+    def create(self, raw: Raw, class_name: str, runtime: float) -> None:
+        key = self.kueue.add_workload(raw)
+        self.runtimes[key] = runtime
+        self.out.workloads[key] = WorkloadRecord(class_name, self.engine.now())
 
-
-def run_core(objects: Objects, flavor: str) -> Run:
-    """The shape through the pure core with a loop of its own: arrivals, cycles until no head is left,
-    finishes after each Workload's runtime, the cohort's inadmissible Workloads requeued in Kueue's batches."""
-    cqs = {raw["metadata"]["name"]: msgspec.convert(raw, ClusterQueue) for raw in objects.cluster
-           if raw["kind"] == "ClusterQueue"}
-    flavors = {raw["metadata"]["name"]: msgspec.convert(raw, ResourceFlavor) for raw in objects.cluster
-               if raw["kind"] == "ResourceFlavor"}
-    tree = QuotaTree.build(cqs.values())
-    roots: dict[str, list[str]] = {}
-    for name in cqs:
-        roots.setdefault(tree.root(cq_key(name)), []).append(name)
-    loop = _Loop(Snapshot(cqs, flavors, tree), EquivalentQueues(Queues.of(cqs.values()).strategies), roots)
-    out = Run()
-    resource = (flavor, "cpu")
-    for name, queue in cqs.items():
-        nominal = tree.quota(cq_key(name), resource).nominal
-        out.usage[name] = UsageIntegral(queue.metadata.labels.get(CLASS_LABEL, ""), nominal, 0.0)
-    arrivals = {loop.at(a.at_seconds, _ARRIVE): a for a in objects.arrivals}
-    requeues: dict[int, str] = {}
-    runtimes: dict[str, float] = {}
-    started = time.perf_counter(), time.process_time()
-    while loop.events:
-        now = loop.events[0][0]
-        while loop.events and loop.events[0][0] == now:
-            _, kind, seq = heapq.heappop(loop.events)
-            if kind == _FINISH:
-                done = loop.admitted.pop(seq)
-                cq = done.entry.cluster_queue
-                tree.remove_usage(cq_key(cq), done.assignment.usage)
-                out.workloads[done.entry.key].finished = now
-                loop.queues.forget(done.entry)
-                root = tree.root(cq_key(cq))
-                if root not in loop.requeue_due:  # notifyCohort: AddAfter(batchPeriod), joined while waiting
-                    loop.requeue_due[root] = due = loop.at(now + REQUEUE_BATCH_SECONDS, _REQUEUE)
-                    requeues[due] = root
-                _record_usage(out, tree, cq, resource, now)
-            elif kind == _REQUEUE:
-                root = requeues.pop(seq)
-                del loop.requeue_due[root]
-                loop.queues.requeue_cluster_queues(loop.roots[root])
+    def on_workload(self, change: Change) -> None:
+        """A Workload changed: admitted (its finish is due after its runtime), evicted, or finished."""
+        raw = self.store.state.workloads.get(change.key)
+        if raw is None:
+            return
+        admitted = find_condition(raw, "Admitted")
+        finished = find_condition(raw, "Finished")
+        now = change.time
+        record = self.out.workloads[change.key]
+        is_admitted = admitted is not None and admitted.get("status") == "True" and finished is None
+        if is_admitted and change.key not in self.admitted_now:
+            self.admitted_now.add(change.key)
+            serial = self.admissions[change.key] = self.admissions.get(change.key, 0) + 1
+            record.admitted = now
+            self.engine.at(now + self.runtimes[change.key], WORLD, lambda: self._finish(change.key, serial))
+        elif not is_admitted and change.key in self.admitted_now:
+            self.admitted_now.discard(change.key)
+            if finished is None:
+                record.evictions += 1
+                self.out.preemptions += 1
             else:
-                arrival = arrivals.pop(seq)
-                workload = msgspec.convert(arrival.workload, Workload)
-                entry = Entry(workload, arrival.cluster_queue, workload_usage(workload), now)
-                runtimes[entry.key] = arrival.runtime_seconds
-                out.workloads[entry.key] = WorkloadRecord(arrival.class_name, now)
-                loop.queues.push(entry)
-        heads = loop.queues.heads()
-        while heads:
-            result = scheduling_cycle(loop.snapshot, heads)
-            out.cycles += 1
-            for admitted in result.admitted:
-                key = admitted.entry.key
-                out.workloads[key].admitted = now
-                loop.admitted[loop.at(now + runtimes[key], _FINISH)] = admitted
-                _record_usage(out, tree, admitted.entry.cluster_queue, resource, now)
-            loop.queues.settle(result)
-            heads = loop.queues.heads()
-        out.end_seconds = now
+                record.finished = now
+        self._record_usage(raw, now)
+
+    def _finish(self, key: str, serial: int) -> None:
+        if key in self.admitted_now and self.admissions[key] == serial:  # not evicted since
+            self.kueue.finish_workload(key)
+
+    def _record_usage(self, raw: Raw, now: float) -> None:
+        cq = self.kueue.records[f"{raw['metadata']['namespace']}/{raw['metadata']['name']}"].cluster_queue
+        if cq in self.out.usage:
+            self.out.usage[cq].record(now, self.kueue.tree.nodes[cq_key(cq)].usage.get(self.resource, 0))
+        self.out.end_seconds = now
+
+
+def run_controller(objects: Objects, flavor: str) -> Run:
+    """The shape through the simulation's Kueue controller, on the engine, until every Workload is done."""
+    source = [LoadedObject(raw, SourceLocation("kueue-shape", index)) for index, raw in enumerate(objects.cluster)]
+    loaded = load_cluster(source, Features(), random.Random(0), kueue=True)
+    engine = Engine(VirtualClock())
+    store = Store(loaded, engine.clock)
+    kueue = KueueController(engine, store, read_kueue_objects(loaded.kueue_objects), _no_jobs)
+    out = Run()
+    for name, queue in kueue.objects.cluster_queues.items():
+        nominal = kueue.tree.quota(cq_key(name), (flavor, "cpu")).nominal
+        out.usage[name] = UsageIntegral(queue.metadata.labels.get(CLASS_LABEL, ""), nominal, 0.0)
+    runner = _Runner(engine, store, kueue, (flavor, "cpu"), out)
+    store.subscribe(KUEUE_WORKLOAD, runner.on_workload)
+    store.dispatch()
+    engine.after_each.append(store.dispatch)
+    for arrival in objects.arrivals:
+        engine.at(arrival.at_seconds, WORLD, _creation(runner, arrival.workload, arrival.class_name,
+                                                        arrival.runtime_seconds))
+    horizon = max((a.at_seconds for a in objects.arrivals), default=0.0) + 10 * 24 * 3600.0
+    gc.collect()
+    gc.freeze()  # the objects built so far live for the whole run: the collector need not walk them again
+    started = time.perf_counter(), time.process_time()
+    try:
+        engine.run(horizon)
+    finally:
+        gc.unfreeze()
     out.wall_seconds = time.perf_counter() - started[0]
     out.cpu_seconds = time.process_time() - started[1]
+    out.cycles = kueue.cycles
     return out
 
 
-def _record_usage(out: Run, tree: QuotaTree, cq: str, resource: tuple[str, str], now: float) -> None:
-    out.usage[cq].record(now, tree.nodes[cq_key(cq)].usage.get(resource, 0))
+def _creation(runner: _Runner, raw: Raw, class_name: str, runtime: float) -> Action:
+    return lambda: runner.create(raw, class_name, runtime)
+
+
+def _no_jobs(job: Raw, run_seconds: float | None) -> None:
+    """The shapes' Workloads have no Job behind them: admitting one starts nothing (the runner finishes it)."""
 
 
 def run_shape(shape: Shape) -> Run:
-    return run_core(generate(shape), shape.flavor)
+    return run_controller(generate(shape), shape.flavor)
 
 
 def results(shape: Shape, run: Run) -> list[BenchResult]:
     found = run.figures()
     verdict = check(found, shape.published.time_to_admission_ms, shape.published.cq_usage_pct)
     detail = (f"{shape.workload_count:,} Workloads, {shape.cluster_queue_count:,} ClusterQueues; CPU "
-              f"{run.cpu_seconds:.2f} s; {run.cycles:,} cycles; simulated {run.end_seconds:.1f} s "
+              f"{run.cpu_seconds:.2f} s; {run.cycles:,} cycles; {run.preemptions:,} preemptions; simulated "
+              f"{run.end_seconds:.1f} s "
               f"(Kueue's envtest wall {shape.published.wall_s:.0f} s)")
     out = [BenchResult(f"kueue.{shape.name}.wall_s", run.wall_seconds, "s", TARGETS_S.get(shape.name), detail)]
     for line, twin, kueue, within in verdict.lines:

@@ -66,6 +66,8 @@ def selects(selector: Mapping[str, object] | None, labels: Mapping[str, str]) ->
     """``LabelSelectorAsSelector(selector).Matches(labels)``: nil selects nothing, ``{}`` everything."""
     if selector is None:
         return False
+    if not selector:
+        return True  # {}: every namespace (the common case, asked at every cycle)
     try:
         typed = msgspec.convert(selector, LabelSelector)
     except msgspec.ValidationError:

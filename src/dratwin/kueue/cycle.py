@@ -35,6 +35,8 @@ No clock and no I/O: timestamps are numbers the caller gives.
 from __future__ import annotations
 
 import bisect
+import functools
+import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -92,6 +94,11 @@ class Entry:
     @property
     def priority(self) -> int:
         return self.workload.spec.priority or 0
+
+    @functools.cached_property
+    def order(self) -> tuple[int, float]:
+        """Its place in its ClusterQueue (:func:`queue_order`), kept: queues sort and insert by it often."""
+        return -self.priority, self.timestamp
 
     @property
     def preemptor(self) -> Preemptor:
@@ -386,7 +393,7 @@ class Queues:
         return cls({cq.metadata.name: cq.queueing_strategy for cq in cluster_queues})
 
     def push(self, entry: Entry) -> None:
-        bisect.insort(self.pending.setdefault(entry.cluster_queue, []), entry, key=queue_order)
+        bisect.insort(self.pending.setdefault(entry.cluster_queue, []), entry, key=ORDER)
 
     def heads(self) -> list[Entry]:
         return [self._head(name, queue) for name, queue in sorted(self.pending.items()) if queue]
@@ -452,7 +459,10 @@ def resolve_local_queue(workload: Workload, local_queues: Mapping[tuple[str, str
 
 def queue_order(entry: Entry) -> tuple[int, float]:
     """Kueue's order of a ClusterQueue's pending Workloads: higher priority first, then the older."""
-    return -entry.priority, entry.timestamp
+    return entry.order
+
+
+ORDER = operator.attrgetter("order")  # queue_order, without a Python call per entry
 
 
 MAX_CONDITION_MESSAGE = 32 * 1024  # metav1.Condition's maxLength; Kueue truncates to it

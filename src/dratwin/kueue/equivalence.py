@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from dratwin.kueue.cycle import CycleResult, Entry, Queues, queue_order
+from dratwin.kueue.cycle import ORDER, CycleResult, Entry, Queues
 from dratwin.kueue.usage import Inadmissible
 
 REQUEUE_BATCH_SECONDS = 1.0
@@ -49,14 +49,17 @@ def scheduling_hash(entry: Entry) -> SchedulingHash:
 class EquivalentQueues(Queues):
     """:class:`Queues` with Kueue's equivalence hashing and cohort-scoped requeueing."""
 
-    set_aside_hashes: dict[str, set[SchedulingHash]] = field(default_factory=dict)  # ClusterQueue → hashes
-    # id(entry) → (the entry, kept so that its id is not reused while it is known; its hash)
-    hashes: dict[int, tuple[Entry, SchedulingHash]] = field(default_factory=dict)
+    set_aside_hashes: dict[str, set[int]] = field(default_factory=dict)  # ClusterQueue → numbered hashes
+    # id(entry) → (the entry, kept so that its id is not reused while it is known; its hash's number)
+    hashes: dict[int, tuple[Entry, int]] = field(default_factory=dict)
+    # each distinct hash numbered once: a nested tuple's hash is computed anew at every set lookup
+    numbers: dict[SchedulingHash, int] = field(default_factory=dict)
 
-    def _hash(self, entry: Entry) -> SchedulingHash:
+    def _hash(self, entry: Entry) -> int:
         found = self.hashes.get(id(entry))
         if found is None:
-            found = self.hashes[id(entry)] = (entry, scheduling_hash(entry))
+            full = scheduling_hash(entry)
+            found = self.hashes[id(entry)] = (entry, self.numbers.setdefault(full, len(self.numbers)))
         return found[1]
 
     def push(self, entry: Entry) -> None:
@@ -83,11 +86,15 @@ class EquivalentQueues(Queues):
         when they reach the front (the same order and outcome as moving them all at once, without a
         pass over the whole queue at each set-aside head)."""
         heads = []
+        known = self.hashes
         for name, queue in sorted(self.pending.items()):
             aside = self.set_aside_hashes.get(name)
             if aside:
-                front = 0
-                while front < len(queue) and self._hash(queue[front]) in aside:
+                front, size = 0, len(queue)
+                while front < size:
+                    found = known.get(id(queue[front]))
+                    if (found[1] if found is not None else self._hash(queue[front])) not in aside:
+                        break
                     front += 1
                 if front:
                     self.inadmissible.setdefault(name, []).extend(queue[:front])
@@ -107,7 +114,7 @@ class EquivalentQueues(Queues):
             if entries:
                 queue = self.pending.setdefault(name, [])
                 queue += entries
-                queue.sort(key=queue_order)  # stable: as if pushed one by one
+                queue.sort(key=ORDER)  # stable: as if pushed one by one
 
     def _best_effort(self, cq: str) -> bool:
         return self.strategies.get(cq, BEST_EFFORT_FIFO) == BEST_EFFORT_FIFO

@@ -40,12 +40,13 @@ summary for outcomes and reports.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from dratwin.api.kueue import ResourceFlavor, Workload
 from dratwin.cel import SelectorCompiler
@@ -195,7 +196,7 @@ class KueueController:
         meta = raw.get("metadata") or {}
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
         now = self.engine.now()
-        made = {k: copy.deepcopy(v) for k, v in raw.items() if k != "status"}
+        made = msgspec.json.decode(msgspec.json.encode({k: v for k, v in raw.items() if k != "status"}))
         made["metadata"] = {**made.get("metadata", {}), "namespace": meta.get("namespace") or "default",
                             "creationTimestamp": timestamp(now)}
         record = WorkloadRecord(key, {}, None, now)

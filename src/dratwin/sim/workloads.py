@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import functools
 import random
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -44,6 +45,7 @@ MAX_FAILURE_BACKOFF_SECONDS = 360.0
 _EPOCH = datetime.datetime.fromisoformat(SIMULATION_EPOCH.replace("Z", "+00:00"))
 
 
+@functools.lru_cache(maxsize=4096)  # controllers stamp many objects at one moment
 def timestamp(seconds: float) -> str:
     """RFC 3339 time of a simulated moment (the run starts at the epoch the workload controllers use)."""
     moment = _EPOCH + datetime.timedelta(seconds=int(seconds))
