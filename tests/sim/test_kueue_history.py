@@ -67,7 +67,7 @@ def test_counts_per_cluster_queue(summary: KueueSummary) -> None:
 
 def test_pending_and_admitted_over_time(summary: KueueSummary) -> None:
     a, b = _queue(summary, "team-a"), _queue(summary, "team-b")
-    assert a.at_seconds == (0.0, 1.0, 600.0, 2400.0, 3600.0, 6000.0)
+    assert a.at_seconds == (0.0, 1.0, 600.0, 2401.0, 3600.0, 6001.0)  # a2 back in the 1 s batch after b1 ends
     assert a.pending == (0, 0, 1, 0, 0, 0)
     assert a.admitted == (1, 2, 1, 2, 1, 0)
     assert (b.at_seconds, b.pending, b.admitted) == ((0.0, 600.0, 2400.0), (0, 0, 0), (0, 1, 0))
@@ -78,13 +78,13 @@ def test_borrowed_quota_over_time(summary: KueueSummary) -> None:
     (borrowed,) = _queue(summary, "team-a").borrowed
     assert (borrowed.flavor, borrowed.resource, borrowed.peak) == ("default", GPU, 4)
     assert tuple(zip(borrowed.at_seconds, borrowed.amounts, strict=True)) == (
-        (0.0, 0), (1.0, 4), (600.0, 0), (2400.0, 4), (3600.0, 0))
+        (0.0, 0), (1.0, 4), (600.0, 0), (2401.0, 4), (3600.0, 0))
     assert _queue(summary, "team-b").borrowed == ()
 
 
 def test_waiting_time_from_creation_or_requeue_to_admission(summary: KueueSummary) -> None:
     waiting = _queue(summary, "team-a").waiting_seconds
-    assert (waiting.count, waiting.p50, waiting.p95, waiting.max) == (3, 0.0, 1800.0, 1800.0)
+    assert (waiting.count, waiting.p50, waiting.p95, waiting.max) == (3, 0.0, 1801.0, 1801.0)
     assert _queue(summary, "team-b").waiting_seconds.max == 0.0
 
 
@@ -93,7 +93,7 @@ def test_preemption_costs_the_gpu_time_the_victim_ran(summary: KueueSummary) -> 
     assert a.lost_gpu_hours == pytest.approx(599 * 4 / 3600, abs=1e-6)
     assert summary.lost_gpu_hours == a.lost_gpu_hours
     assert a.bin_seconds == 300.0  # 2 h in at most 96 bins
-    assert a.admissions_per_bin[:3] == (2, 0, 0) and a.admissions_per_bin[8] == 1  # 0 s, 1 s; 2400 s
+    assert a.admissions_per_bin[:3] == (2, 0, 0) and a.admissions_per_bin[8] == 1  # 0 s, 1 s; 2401 s
     assert a.preemptions_per_bin[2] == 1 and sum(a.preemptions_per_bin) == 1
 
 
@@ -102,7 +102,7 @@ def test_workloads_with_kueue_print_columns(summary: KueueSummary) -> None:
     assert [w.queue for w in summary.workloads] == ["a", "a", "b"]  # in creation order
     a2 = next(w for w in summary.workloads if w.name.startswith("job-a2-"))
     assert (a2.namespace, a2.reserved_in, a2.admitted, a2.finished) == ("default", "team-a", "True", "True")
-    assert (a2.created_seconds, a2.admitted_seconds, a2.finished_seconds) == (1.0, 2400.0, 6000.0)
+    assert (a2.created_seconds, a2.admitted_seconds, a2.finished_seconds) == (1.0, 2401.0, 6001.0)
     assert (a2.evictions, a2.preemptions, a2.age_seconds) == (1, 1, 7199.0)
 
 
