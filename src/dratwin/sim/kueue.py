@@ -19,8 +19,8 @@ The twin of Kueue's job reconciler (``pkg/controller/jobframework/reconciler.go`
 - a Workload that cannot be admitted keeps Kueue's ``QuotaReserved=False`` reason and message;
 - when the Job ends (Complete or Failed), the Workload gets ``Finished`` (reason Succeeded or Failed, the
   Job condition's message), its quota is freed and the inadmissible Workloads of its cohort tree are queued
-  again in Kueue's batch, :data:`~dratwin.kueue.equivalence.REQUEUE_BATCH_SECONDS` later (requests made
-  meanwhile join it; ``requeue_batch_seconds`` 0 for a one-shot pass, which shows the queues once settled);
+  again in Kueue's batch, 1 s later (:mod:`.kueue_requeue`; ``requeue_batch_seconds`` 0 for a one-shot
+  pass, which shows the queues once settled);
 - a cycle's preemptions (the Workloads holding quota are its candidates, :mod:`dratwin.kueue.preemption`) are
   evicted at once, and the preemptor is tried again in the next cycle;
 - an eviction (:meth:`KueueController.evict`: preemption targets, the PodsReady timeout) sets ``Evicted``
@@ -90,6 +90,7 @@ from dratwin.sim.kueue_records import (
     PreemptionTarget,
     WorkloadRecord,
 )
+from dratwin.sim.kueue_requeue import CohortRequeue
 from dratwin.sim.kueue_status import (
     ADMISSION_CHECK,
     BACKOFF_FINISHED,
@@ -144,15 +145,13 @@ class KueueController:
     listeners: list[KueueListener] = field(default_factory=list)  # told each step of a Workload's life
     _cycle_due: bool = False
     _holding: dict[str, AdmittedWorkload] = field(default_factory=dict)  # by Workload key: the tree's usage
-    _trees: dict[str, list[str]] = field(default_factory=dict)  # root of a cohort tree -> its ClusterQueues
-    _requeue_due: set[str] = field(default_factory=set)  # roots whose batched requeue is scheduled
+    _batched: CohortRequeue = field(init=False)  # the cohort-batched requeue of the inadmissible ones
 
     def __post_init__(self) -> None:
         cqs = self.objects.cluster_queues
         self.queues = EquivalentQueues({name: cq.queueing_strategy for name, cq in cqs.items()})
         self.tree = QuotaTree.build(cqs.values(), self.objects.cohorts)
-        for name in cqs:
-            self._trees.setdefault(self.tree.root(cq_key(name)), []).append(name)
+        self._batched = CohortRequeue(self.engine, self.queues, self.tree, cqs, self._kick, self.requeue_batch_seconds)
         self.notes += self.objects.notes
         self.pods_ready, notes = pods_ready_settings(self.objects.config)
         self.notes += notes
@@ -244,25 +243,8 @@ class KueueController:
             self.tas.unbook(record.admitted.entry.workload, record.admitted.assignment)
             self.tas.released(record.job_key)
             self._holding.pop(record.key, None)
-            self._quota_freed(record.cluster_queue)
+            self._batched.quota_freed(record.cluster_queue)
         self._tell(FINISHED, record)
-
-    def _quota_freed(self, cluster_queue: str) -> None:
-        """QueueAssociatedInadmissibleWorkloadsAfter: the inadmissible Workloads of the ClusterQueue's cohort
-        tree go back to their queues after the batch period, one request per tree while one is due. The heads
-        still in the queues (StrictFIFO's, a waiting preemptor) are tried at once: the scheduler loops while
-        there are heads."""
-        self._kick()
-        root = self.tree.root(cq_key(cluster_queue))
-        if root in self._requeue_due:
-            return
-        self._requeue_due.add(root)
-        self.engine.at(self.engine.now() + self.requeue_batch_seconds, CONTROLLER, lambda: self._requeue_tree(root))
-
-    def _requeue_tree(self, root: str) -> None:
-        self._requeue_due.discard(root)
-        self.queues.requeue_cluster_queues(self._trees.get(root, ()))
-        self._kick()
 
     # ---- queueing and the scheduler ----------------------------------------------------------------
 
@@ -582,7 +564,7 @@ class KueueController:
                                          at))
         self._set_conditions(record, conditions)
         record.last_pending = (PENDING_EVALUATION, message)
-        self._quota_freed(record.cluster_queue)
+        self._batched.quota_freed(record.cluster_queue)
 
     def _backoff_finished(self, record: WorkloadRecord) -> None:
         """The requeue backoff is over: Requeued=True BackoffFinished, requeueAt cleared, back in the queue."""
