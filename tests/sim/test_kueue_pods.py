@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from tests.builders.kueue import configuration
-from tests.builders.kueue_sim import kueue_basics, schedule_objects, simulate_objects
-from tests.builders.manifests import condition, pod, stateful_set
+from tests.builders.kueue import configuration, local_queue, resource_flavor
+from tests.builders.kueue_sim import cpu_queue, kueue_basics, schedule_objects, simulate_objects
+from tests.builders.manifests import condition, node, pod, stateful_set
 
 from dratwin.kueue.jobs import workload_name
 from dratwin.kueue.pods import ADMISSION_GATE
@@ -49,8 +49,12 @@ def queued_stateful_set(name: str, replicas: int, cpu: str = "1") -> Raw:
     return raw
 
 
-def single(name: str) -> str:
-    return f"default/{workload_name(name, '', '', 'Pod')}"
+def owned_by(workloads: dict[str, Raw], pod_name: str) -> str:
+    """The key of the Workload the pod owns (a single pod's Workload: pod-<name>-<hash of its uid>)."""
+    [key] = [k for k, w in workloads.items() if [o["name"] for o in w["metadata"]["ownerReferences"]] == [pod_name]]
+    uid = workloads[key]["metadata"]["ownerReferences"][0]["uid"]
+    assert key == f"default/{workload_name(pod_name, uid, '', 'Pod')}"
+    return key
 
 
 @dataclass
@@ -137,3 +141,26 @@ def test_quota_comes_back_when_a_pod_ends() -> None:
     assert all(w.finished_at is not None for w in view.values())
     finished = [c for c in (w["status"]["conditions"] for w in sim.store.state.workloads.values())]
     assert all(any(c["type"] == "Finished" and c["status"] == "True" for c in cs) for cs in finished)
+
+
+def test_a_preempted_pod_workload_loses_its_pod() -> None:
+    """pod_controller.go Stop: the evicted Workload's pod is deleted; left without pods the Workload is finalized
+    (Finished, never admitted again), and the preemptor's pod is released and placed (preemption.md "Preemption
+    within a ClusterQueue")."""
+    high = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass", "metadata": {"name": "high"},
+            "value": 1000}
+    urgent = queued_pod("b", run_for="10m")
+    urgent["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "high"
+    urgent["metadata"]["annotations"]["dratwin.io/arrive-at"] = "5m"
+    queue = cpu_queue("cq", 1, preemption={"withinClusterQueue": "LowerPriority"})
+    sim = simulate_objects([node("n1", cpu="4"), resource_flavor("default"), queue,
+                            local_queue("lq", "cq", namespace="default"), PODS_ON, high,
+                            queued_pod("a", run_for="1h"), urgent], until="30m")
+    assert sim.kueue is not None
+    assert "default/a" not in sim.store.state.pods
+    view = {w.key: w for w in sim.kueue.view().workloads}
+    workloads = sim.store.state.workloads
+    victim, preemptor = view[owned_by(workloads, "a")], view[owned_by(workloads, "b")]
+    assert victim.finished_at == 300.0 and sim.kueue.evicted["Preempted"] == 1
+    assert victim.admitted_at is None  # out of its queue: never admitted again, though quota came back at 15m
+    assert preemptor.admitted_at == 300.0 and preemptor.finished_at == 900.0

@@ -417,6 +417,14 @@ class Queues:
                 queue.remove(pending.entry)
                 self.inadmissible.setdefault(pending.entry.cluster_queue, []).append(pending.entry)
 
+    def discard(self, cluster_queue: str, key: str) -> None:
+        """The Workload ``key`` leaves ``cluster_queue``'s queues (it finished while it waited)."""
+        for queues in (self.pending, self.inadmissible):
+            if cluster_queue in queues:
+                queues[cluster_queue] = [e for e in queues[cluster_queue] if e.key != key]
+        if cluster_queue in self.preempting and self.preempting[cluster_queue].key == key:
+            del self.preempting[cluster_queue]
+
     def requeue_inadmissible(self) -> None:
         """Quota was freed (a Workload finished or was evicted): every set-aside Workload is tried again."""
         for entries in self.inadmissible.values():

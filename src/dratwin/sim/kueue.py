@@ -133,6 +133,7 @@ class KueueController:
     records: dict[str, WorkloadRecord] = field(default_factory=dict)  # by Workload key, in creation order
     by_job: dict[str, str] = field(default_factory=dict)  # Job key -> Workload key
     starters: dict[str, Callable[[Admitted], None]] = field(default_factory=dict)  # jobless Workload -> its start
+    stoppers: dict[str, Callable[[], list[PodRecord]]] = field(default_factory=dict)  # ... and its stop
     requeue_batch_seconds: float = REQUEUE_BATCH_SECONDS  # requeueBatchPeriod
     queues: EquivalentQueues = field(init=False)
     tree: QuotaTree = field(init=False)
@@ -234,6 +235,8 @@ class KueueController:
             return
         now = self.engine.now()
         record.finished_at = now
+        if record.admitted is None:  # a Workload whose pods are gone while it waits leaves its queue
+            self.queues.discard(record.cluster_queue, record.key)
         reason = "Succeeded" if succeeded else "Failed"
         self._set_conditions(record, [new_condition("Finished", "True", reason, message, timestamp(now))])
         if record.entry is not None:
@@ -510,7 +513,8 @@ class KueueController:
         self.evicted[reason] += 1
         record.evictions += 1
         record.evicted_at, record.evicted_reason = now, reason
-        deleted = self.stop_job(record.job_key) if self.stop_job is not None and record.job else []
+        stop_job, stop = self.stop_job, self.stoppers.get(key)  # no stop_job: a one-shot run, which deletes nothing
+        deleted = (stop_job(record.job_key) if record.job else stop() if stop else []) if stop_job else []
         lost = sum(lost_progress(pod.raw, record.running_since.get(pod.info.key), now) for pod in deleted)
         self.work_lost_seconds += lost
         self._clear_admission(record, reason, message, requeued=requeue_after is None and not deactivated)

@@ -11,9 +11,11 @@ comes. The Workload is Finished and its quota freed as Kueue's ``Finished`` says
 (:func:`dratwin.kueue.pods.finished`), or when its pods are gone; a Deployment's replacement pod is a new
 pod, with a Workload of its own.
 
-Not modelled: evicting a pod Workload (preemption, the PodsReady timeout) frees its quota but leaves its pods
-running (Kueue's pod Stop deletes or re-gates them); excess pods beyond a group's total count are not
-deleted; ``retriable-in-group`` and pod replacement within a group are not followed.
+An evicted pod Workload (preemption, the PodsReady timeout) has its pods deleted, as Kueue's ``Stop`` does
+(none in a one-shot run, which evicts nothing); left without pods, the Workload is finalized (Finished,
+out of its queue). Not modelled: excess pods beyond a group's total count are not deleted;
+``retriable-in-group`` and pod replacement within a group are not followed; PodsReady is not tracked for
+pod Workloads.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import msgspec
 
 from dratwin.api.core import Pod
 from dratwin.api.kueue import ResourceFlavor
+from dratwin.cluster.state import PodRecord
 from dratwin.kueue.cycle import Admitted
 from dratwin.kueue.jobs import InjectionConflict, NotQueued
 from dratwin.kueue.pods import admitted_pod, finished, gated_by_kueue, group_key, total_count, workload_for_pods
@@ -96,6 +99,7 @@ class KueuePods:
         key = self.kueue.add_workload(made)
         self.made.add(key)
         self.kueue.starters[key] = lambda admission: self._start(key, admission)
+        self.kueue.stoppers[key] = lambda: self._stop(key)
 
     def _start(self, workload: str, admission: Admitted) -> None:
         """The pod reconciler's Run: every gated pod of the Workload released with its flavors."""
@@ -118,6 +122,13 @@ class KueuePods:
             return released.message
         self.store.state.update_pod(pod, released, msgspec.convert(released, Pod, strict=False))
         return ""
+
+    def _stop(self, workload: str) -> list[PodRecord]:
+        """The pod reconciler's Stop on eviction: the Workload's pods are deleted (its Workload, left without
+        pods, is then finalized; a Deployment's ReplicaSet makes new pods, with Workloads of their own)."""
+        self.admitted.pop(workload, None)
+        state = self.store.state
+        return [self.store.delete_pod(p) for p in self.members.get(workload, []) if p in state.pods]
 
     def _maybe_finished(self, workload: str) -> None:
         pods = self.members.get(workload, [])
