@@ -54,3 +54,17 @@ def test_a_page_that_needs_the_network_is_caught(tmp_path: Path) -> None:
     assert not result.ok
     assert result.rendered == 0
     assert any("echarts is not defined" in message for message in (*result.errors, *result.console_messages))
+
+
+def test_a_report_with_kueue_renders_its_queue_plots(tmp_path: Path) -> None:
+    from tests.builders.kueue_report import kueue_report
+
+    data = kueue_report()
+    page = tmp_path / "queues.html"
+    write_report(data, page)
+    result = check_page(page, chromium())
+    assert (result.errors, result.console_messages, result.state) == ((), (), "done")
+    figures = build_figures(data)
+    assert sum(i.startswith("plot-queues-") for i in figures) == 5
+    assert result.plots == len(figures) == 17 + 3 + 5  # the queue bars in the comparison, the Queues section
+    assert result.rendered == result.plots

@@ -191,3 +191,47 @@ def test_the_committed_echarts_bundle_is_the_one_the_makefile_pins() -> None:
     pinned = re.search(r"^ECHARTS_SHA256 := ([0-9a-f]{64})$", makefile, re.M)
     bundle = REPO / "src" / "dratwin" / "report" / "vendor" / "echarts.min.js"
     assert pinned is not None and hashlib.sha256(bundle.read_bytes()).hexdigest() == pinned.group(1)
+
+
+# ---- Kueue's queues -------------------------------------------------------------------------------------
+
+QUEUE_PLOTS = ["plot-queues-pending", "plot-queues-admitted", "plot-queues-admissions", "plot-queues-borrowed",
+               "plot-queues-waiting"]
+
+
+def test_the_queues_section_is_there_only_with_kueue() -> None:
+    from tests.builders.kueue_report import kueue_report
+
+    with_queues = render_report(kueue_report())
+    assert '<h2 id="queues">' in with_queues and 'href="#queues"' in with_queues
+    figures = build_figures(kueue_report())
+    assert [i for i in figures if i.startswith("plot-queues-")] == QUEUE_PLOTS
+    without = render_report(demo_report(nodes=4))
+    assert 'id="queues"' not in without and "plot-queues-" not in without
+    assert "Workloads preempted (Kueue)" not in without
+
+
+def test_the_queue_figures_show_each_variant_and_cluster_queue() -> None:
+    from tests.builders.kueue_report import kueue_outputs, kueue_report
+
+    data = kueue_report()
+    figures = build_figures(data)
+    pending = figures["plot-queues-pending"]["option"]["series"]
+    assert [s["name"] for s in pending] == ["default: team-a", "default: team-b", "seed-2: team-a", "seed-2: team-b"]
+    first = kueue_outputs()[0].result.kueue
+    assert first is not None
+    team_a = first.cluster_queues[0]
+    assert pending[0]["data"][-1] == [6.0, float(team_a.pending_at_end)]  # carried on to the end of the run
+    admissions = figures["plot-queues-admissions"]["option"]["series"]
+    assert sum(y for _, y in admissions[0]["data"]) == team_a.admissions
+    assert sum(y for _, y in admissions[1]["data"]) == team_a.preemptions
+    waiting = figures["plot-queues-waiting"]["option"]
+    assert waiting["xAxis"]["data"] == ["default: team-a", "default: team-b", "seed-2: team-a", "seed-2: team-b"]
+    assert waiting["series"][1]["data"][0] == round(team_a.waiting_seconds.p95 / 60, 2)
+    borrowed = [s["name"] for s in figures["plot-queues-borrowed"]["option"]["series"]]
+    assert "default: team-b: p5/nvidia.com/gpu" in borrowed
+    bars = [f["option"]["title"]["text"] for i, f in figures.items() if i.startswith("plot-compare-")]
+    assert bars[-3:] == ["Workloads preempted (Kueue)", "p95 wait for admission, worst ClusterQueue",
+                         "GPU-hours lost to evictions (Kueue)"]
+    html = render_report(data)
+    assert "team-a" in html and "p5/nvidia.com/gpu 8" in html  # the queue table's borrowed peak

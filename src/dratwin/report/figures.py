@@ -30,11 +30,11 @@ def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
-def _figure(option: Option, height: int = 360) -> Figure:
+def figure(option: Option, height: int = 360) -> Figure:
     return {"height": height, "option": option}
 
 
-def _axes_option(title: str, y_name: str, x_name: str = TIME_AXIS) -> Option:
+def axes_option(title: str, y_name: str, x_name: str = TIME_AXIS) -> Option:
     return {
         "animation": False,
         "title": {"text": title, "left": "center", "textStyle": {"fontSize": 14}},
@@ -49,7 +49,7 @@ def _axes_option(title: str, y_name: str, x_name: str = TIME_AXIS) -> Option:
     }
 
 
-def _line(
+def line(
     xs: list[float], ys: list[float | None], name: str, index: int, dashed: bool = False, step: bool = True
 ) -> dict[str, Any]:
     xs, ys = thin(xs, ys, LINE_POINTS)
@@ -64,33 +64,33 @@ def _line(
     }
 
 
-def _hours(series: TimeSeries) -> list[float]:
+def hours_of(series: TimeSeries) -> list[float]:
     return [round(t / HOURS, 4) for t in series.times]
 
 
 def _time_line(series: TimeSeries, name: str, index: int, dashed: bool = False, step: bool = True) -> dict[str, Any]:
-    return _line(_hours(series), list(series.values), name, index, dashed, step)
+    return line(hours_of(series), list(series.values), name, index, dashed, step)
 
 
 def _per_variant(
     data: ReportData, title: str, y_name: str, pick: Callable[[Variant], TimeSeries], step: bool = True
 ) -> Figure:
-    option = _axes_option(title, y_name)
+    option = axes_option(title, y_name)
     option["series"] = [_time_line(pick(v), v.name, i, step=step) for i, v in enumerate(data.variants)]
-    return _figure(option)
+    return figure(option)
 
 
 def gpu_allocation(data: ReportData) -> Figure:
-    option = _axes_option("GPUs allocated and available", "GPUs")
+    option = axes_option("GPUs allocated and available", "GPUs")
     for i, variant in enumerate(data.variants):
         option["series"].append(_time_line(variant.allocated_gpus, f"{variant.name}: allocated", i))
         option["series"].append(_time_line(variant.capacity_gpus, f"{variant.name}: on Ready nodes", i, dashed=True))
-    return _figure(option)
+    return figure(option)
 
 
 def gpu_utilization(data: ReportData) -> Figure:
     """Used GPUs over allocated GPUs, in percent (a gap where nothing is allocated)."""
-    option = _axes_option("Utilization of allocated GPUs", "percent")
+    option = axes_option("Utilization of allocated GPUs", "percent")
     option["yAxis"]["max"] = 100
     for i, variant in enumerate(data.variants):
         allocated = dict(zip(variant.allocated_gpus.times, variant.allocated_gpus.values, strict=True))
@@ -99,8 +99,8 @@ def gpu_utilization(data: ReportData) -> Figure:
             round(100 * u / allocated[t], 2) if allocated.get(t) else None
             for t, u in zip(used.times, used.values, strict=True)
         ]
-        option["series"].append(_line(_hours(used), ratio, variant.name, i, step=False))
-    return _figure(option)
+        option["series"].append(line(hours_of(used), ratio, variant.name, i, step=False))
+    return figure(option)
 
 
 def fragmentation(data: ReportData) -> Figure:
@@ -160,20 +160,20 @@ def node_heatmap(variant: Variant) -> Figure | None:
         },
         "series": [{"type": "heatmap", "name": matrix.metric, "data": cells}],
     }
-    return _figure(option, height=max(260, min(900, 100 + 14 * len(matrix.nodes))))
+    return figure(option, height=max(260, min(900, 100 + 14 * len(matrix.nodes))))
 
 
 def latency_ecdf(data: ReportData, which: str) -> Figure:
     """The distribution of waiting (``waiting_s``) or start-up (``startup_s``) times as empirical CDFs."""
     title = "Waiting time (created to placed)" if which == "waiting_s" else "Start-up time (placed to Ready)"
-    option = _axes_option(title, "fraction of pods", x_name="seconds")
+    option = axes_option(title, "fraction of pods", x_name="seconds")
     option["yAxis"]["max"] = 1
     option["xAxis"]["scale"] = False
     for i, variant in enumerate(data.variants):
         values: tuple[float, ...] = getattr(variant, which)
         xs, ys = ecdf(values)
-        option["series"].append(_line([round(x, 3) for x in xs], [round(y, 5) for y in ys], variant.name, i))
-    return _figure(option)
+        option["series"].append(line([round(x, 3) for x in xs], [round(y, 5) for y in ys], variant.name, i))
+    return figure(option)
 
 
 # The comparison's bars: (label, unit, how to read it from a variant).
@@ -188,29 +188,30 @@ COMPARED: tuple[tuple[str, str, Callable[[Variant], float]], ...] = (
 
 
 def comparison_bars(data: ReportData) -> list[Figure]:
-    figures = []
     names = [v.name for v in data.variants]
-    for label, unit, read in COMPARED:
-        values = [read(v) for v in data.variants]
-        option = _axes_option(label, unit, x_name="")
-        option["xAxis"] = {"type": "category", "data": names}
-        option["tooltip"] = {"trigger": "item"}
-        option["grid"]["bottom"] = 40
-        option.pop("dataZoom")
-        option.pop("legend")
-        option["series"] = [
-            {
-                "type": "bar",
-                "name": label,
-                "data": [
-                    {"value": None if math.isnan(x) else round(x, 3), "itemStyle": {"color": colour(i)}}
-                    for i, x in enumerate(values)
-                ],
-                "label": {"show": True, "position": "top"},
-            }
-        ]
-        figures.append(_figure(option, height=300))
-    return figures
+    return [comparison_bar(label, unit, names, [read(v) for v in data.variants]) for label, unit, read in COMPARED]
+
+
+def comparison_bar(label: str, unit: str, names: list[str], values: list[float]) -> Figure:
+    """One bar per variant, in the variants' colours (NaN: no bar)."""
+    option = axes_option(label, unit, x_name="")
+    option["xAxis"] = {"type": "category", "data": names}
+    option["tooltip"] = {"trigger": "item"}
+    option["grid"]["bottom"] = 40
+    option.pop("dataZoom")
+    option.pop("legend")
+    option["series"] = [
+        {
+            "type": "bar",
+            "name": label,
+            "data": [
+                {"value": None if math.isnan(x) else round(x, 3), "itemStyle": {"color": colour(i)}}
+                for i, x in enumerate(values)
+            ],
+            "label": {"show": True, "position": "top"},
+        }
+    ]
+    return figure(option, height=300)
 
 
 def wait_reason_bars(data: ReportData, top: int) -> Figure:
@@ -220,7 +221,7 @@ def wait_reason_bars(data: ReportData, top: int) -> Figure:
         for reason in top_reasons(variant, top):
             totals[reason.reason] = totals.get(reason.reason, 0) + reason.pods
     reasons = sorted(totals, key=lambda r: (-totals[r], r))
-    option = _axes_option("Why pods waited", "", x_name="pods")
+    option = axes_option("Why pods waited", "", x_name="pods")
     option["yAxis"] = {
         "type": "category",
         "data": reasons,
@@ -241,7 +242,7 @@ def wait_reason_bars(data: ReportData, top: int) -> Figure:
                 "itemStyle": {"color": colour(i)},
             }
         )
-    return _figure(option, height=max(260, 120 + 36 * len(reasons) * max(1, len(data.variants))))
+    return figure(option, height=max(260, 120 + 36 * len(reasons) * max(1, len(data.variants))))
 
 
 def top_reasons(variant: Variant, top: int) -> list[WaitReason]:
@@ -252,7 +253,19 @@ def latency_percentiles(values: tuple[float, ...]) -> dict[str, float]:
     return {f"p{p}": percentile(values, p) for p in PERCENTILES}
 
 
-def summary_rows(summary: Summary) -> list[tuple[str, float]]:
+def summary_rows(summary: Summary, queues: bool = False) -> list[tuple[str, float]]:
+    """The summary table's rows; with ``queues``, Kueue's too (0 for a variant without them)."""
+    totals = summary.queues
+    kueue = [
+        ("Workloads admitted (Kueue)", totals.admissions if totals else 0.0),
+        ("Workloads preempted (Kueue)", totals.preemptions if totals else 0.0),
+        ("p95 wait for admission, worst ClusterQueue (s)", totals.waiting_p95_s if totals else 0.0),
+        ("GPU-hours lost to evictions (Kueue)", totals.lost_gpu_hours if totals else 0.0),
+    ] if queues else []
+    return [*_rows(summary), *kueue]
+
+
+def _rows(summary: Summary) -> list[tuple[str, float]]:
     return [
         ("GPU-hours allocated", summary.gpu_hours_allocated),
         ("GPU-hours used", summary.gpu_hours_used),

@@ -37,6 +37,16 @@ class WaitReason(msgspec.Struct, frozen=True, kw_only=True):
     example_pod: str = ""
 
 
+class QueueTotals(msgspec.Struct, frozen=True, kw_only=True):
+    """Kueue's queues of a variant in numbers, means over the seeds: admissions and preemptions over all its
+    ClusterQueues, the worst ClusterQueue's p95 wait for admission, the GPU-hours evictions threw away."""
+
+    admissions: float
+    preemptions: float
+    waiting_p95_s: float
+    lost_gpu_hours: float
+
+
 class Summary(msgspec.Struct, frozen=True, kw_only=True):
     """A variant's outcome in numbers (what the comparison table and bars show)."""
 
@@ -48,6 +58,31 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     pods_never_placed: float
     slo_misses: float = 0.0
     fragmentation: float = 0.0
+    queues: QueueTotals | None = None  # None: no Kueue in the scenario
+
+
+class QueueSeries(msgspec.Struct, frozen=True, kw_only=True):
+    """One Kueue ClusterQueue of a variant over time: Workloads pending (waiting for quota) and admitted
+    (holding quota), admissions and preemptions per bin (at the bin's start), the quota borrowed from its
+    cohort per "flavor/resource" (cpu in cores, memory in GiB, devices counted), its waiting times for
+    admission and what it came to."""
+
+    cluster_queue: str
+    pending: TimeSeries
+    admitted: TimeSeries
+    bin_s: float
+    admissions: TimeSeries
+    preemptions: TimeSeries
+    borrowed: tuple[tuple[str, TimeSeries], ...] = ()
+    waiting_count: int = 0
+    waiting_p50_s: float = 0.0
+    waiting_p95_s: float = 0.0
+    waiting_p99_s: float = 0.0
+    waiting_max_s: float = 0.0
+    admitted_total: int = 0
+    preempted_total: int = 0
+    pending_at_end: int = 0
+    lost_gpu_hours: float = 0.0
 
 
 class Variant(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,6 +107,7 @@ class Variant(msgspec.Struct, frozen=True, kw_only=True):
     node_utilization: NodeMatrix | None = None
     wait_reasons: tuple[WaitReason, ...] = ()
     fragmented_share: TimeSeries = TimeSeries(times=(), values=())  # FGD's, of the free GPUs (0-1)
+    queues: tuple[QueueSeries, ...] = ()  # Kueue's ClusterQueues; empty without Kueue
 
 
 class ReportData(msgspec.Struct, frozen=True, kw_only=True):

@@ -23,6 +23,7 @@ import msgspec
 
 from dratwin.errors import DratwinError
 from dratwin.report import figures as fig
+from dratwin.report import figures_queues as queue_fig
 from dratwin.report.model import ReportData
 from dratwin.report.stats import PERCENTILES
 
@@ -64,7 +65,7 @@ def _template() -> jinja2.Template:
 def build_figures(data: ReportData) -> dict[str, fig.Figure]:
     """Element id → figure, in page order."""
     figures: dict[str, fig.Figure] = {}
-    for i, bars in enumerate(fig.comparison_bars(data)):
+    for i, bars in enumerate([*fig.comparison_bars(data), *queue_fig.queue_comparison_bars(data)]):
         figures[f"plot-compare-{i}"] = bars
     figures["plot-gpus"] = fig.gpu_allocation(data)
     figures["plot-utilization"] = fig.gpu_utilization(data)
@@ -79,6 +80,12 @@ def build_figures(data: ReportData) -> dict[str, fig.Figure]:
     figures["plot-waiting"] = fig.latency_ecdf(data, "waiting_s")
     figures["plot-startup"] = fig.latency_ecdf(data, "startup_s")
     figures["plot-reasons"] = fig.wait_reason_bars(data, TOP_WAIT_REASONS)
+    if queue_fig.has_queues(data):
+        figures["plot-queues-pending"] = queue_fig.pending_workloads(data)
+        figures["plot-queues-admitted"] = queue_fig.admitted_workloads(data)
+        figures["plot-queues-admissions"] = queue_fig.admissions_and_preemptions(data)
+        figures["plot-queues-borrowed"] = queue_fig.borrowed_quota(data)
+        figures["plot-queues-waiting"] = queue_fig.waiting_times(data)
     return figures
 
 
@@ -100,6 +107,8 @@ def render_report(data: ReportData) -> str:
         heatmap_ids=[i for i in ids if i.startswith("plot-heatmap-")],
         latency_ids=["plot-waiting", "plot-startup"],
         reasons_id="plot-reasons",
+        queue_ids=[i for i in ids if i.startswith("plot-queues-")],
+        queue_table=_queue_table(data),
         plot_library=plot_library_js(),
         heights={i: f["height"] for i, f in figures.items()},
         figures_json=_script_json(figures),
@@ -119,7 +128,8 @@ def _script_json(value: Any) -> str:
 
 
 def _summary_table(data: ReportData) -> list[tuple[str, list[str]]]:
-    columns = [fig.summary_rows(v.summary) for v in data.variants]
+    queues = any(v.summary.queues is not None for v in data.variants)
+    columns = [fig.summary_rows(v.summary, queues) for v in data.variants]
     if not columns:
         return []
     return [(label, [_cell(column[row][1]) for column in columns]) for row, (label, _) in enumerate(columns[0])]
@@ -138,6 +148,20 @@ def _latency_table(data: ReportData) -> list[list[str]]:
                 *(_seconds(startup[f"p{p}"]) for p in PERCENTILES),
             ]
         )
+    return rows
+
+
+def _queue_table(data: ReportData) -> list[list[str]]:
+    """Per variant and ClusterQueue (first seed): admissions, preemptions, pending at the end, waiting
+    percentiles, GPU-hours lost and the peak of each borrowed resource."""
+    rows = []
+    for variant in data.variants:
+        for q in variant.queues:
+            waits = [_seconds(w) if q.waiting_count else "n/a"
+                     for w in (q.waiting_p50_s, q.waiting_p95_s, q.waiting_p99_s)]
+            borrowed = ", ".join(f"{name} {max(series.values, default=0):g}" for name, series in q.borrowed) or "-"
+            rows.append([variant.name, q.cluster_queue, f"{q.admitted_total:,}", f"{q.preempted_total:,}",
+                         f"{q.pending_at_end:,}", *waits, f"{q.lost_gpu_hours:,.2f}", borrowed])
     return rows
 
 

@@ -15,9 +15,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dratwin.metrics.model import ClusterSeries, DcgmField, DeviceIdentity, DeviceSeries, MetricsSet, PodRef, Sample
-from dratwin.report.model import NodeMatrix, ReportData, Summary, TimeSeries, Variant, WaitReason
+from dratwin.report.model import (
+    NodeMatrix,
+    QueueSeries,
+    QueueTotals,
+    ReportData,
+    Summary,
+    TimeSeries,
+    Variant,
+    WaitReason,
+)
 from dratwin.sim.batch import RunOutput
 from dratwin.sim.compare import VariantSummary, compare
+from dratwin.sim.outcomes import BorrowedQuota, ClusterQueueOutcome, KueueSummary
 from dratwin.sim.timeline import DeviceInfo, Timeline
 
 START_UNIX = 1767225600.0  # 2026-01-01T00:00:00Z: the simulated time 0 in the metrics files
@@ -63,6 +73,7 @@ def _variant(output: RunOutput, summary: VariantSummary) -> Variant:
             gpu_hours_idle=summary.gpu_hours_idle, cost_dollars=summary.cost_usd,
             pods_completed=summary.pods_completed, pods_never_placed=summary.pods_never_placed,
             slo_misses=summary.slo_misses, fragmentation=summary.fragmentation or 0.0,
+            queues=_queue_totals(summary),
         ),
         allocated_gpus=series(timeline.allocated_gpus),
         used_gpus=series(timeline.used_gpus),
@@ -76,7 +87,52 @@ def _variant(output: RunOutput, summary: VariantSummary) -> Variant:
         node_utilization=_node_matrix(timeline),
         wait_reasons=tuple(_wait_reason(reason, pods, never_placed, timeline.every_seconds)
                            for reason, pods in list(timeline.wait_reasons.items())[:TOP_REASONS]),
+        queues=_queue_series(result.kueue, result.until_seconds),
     )
+
+
+def _queue_totals(summary: VariantSummary) -> QueueTotals | None:
+    """Kueue's numbers of a variant, means over its seeds (None without Kueue)."""
+    if not summary.queues:
+        return None
+    queues = summary.queues
+    return QueueTotals(admissions=sum(q.admissions for q in queues), preemptions=sum(q.preemptions for q in queues),
+                       waiting_p95_s=max(q.waiting_p95_seconds for q in queues),
+                       lost_gpu_hours=sum(q.lost_gpu_hours for q in queues))
+
+
+def _queue_series(kueue: KueueSummary | None, until: float) -> tuple[QueueSeries, ...]:
+    """Each ClusterQueue of one run; the step series carried on to the end of the run."""
+    return tuple(_one_queue(q, until) for q in kueue.cluster_queues) if kueue is not None else ()
+
+
+def _one_queue(q: ClusterQueueOutcome, until: float) -> QueueSeries:
+    def steps(times: tuple[float, ...], values: tuple[float, ...]) -> TimeSeries:
+        if times and times[-1] < until:
+            times, values = (*times, until), (*values, values[-1])
+        return TimeSeries(times=times, values=values)
+
+    bins = tuple(k * q.bin_seconds for k in range(len(q.admissions_per_bin)))
+    waiting = q.waiting_seconds
+    return QueueSeries(
+        cluster_queue=q.name, pending=steps(q.at_seconds, tuple(map(float, q.pending))),
+        admitted=steps(q.at_seconds, tuple(map(float, q.admitted))), bin_s=q.bin_seconds,
+        admissions=TimeSeries(times=bins, values=tuple(map(float, q.admissions_per_bin))),
+        preemptions=TimeSeries(times=bins, values=tuple(map(float, q.preemptions_per_bin))),
+        borrowed=tuple((f"{b.flavor}/{b.resource}", steps(b.at_seconds, tuple(_shown(b, a) for a in b.amounts)))
+                       for b in q.borrowed),
+        waiting_count=waiting.count, waiting_p50_s=waiting.p50, waiting_p95_s=waiting.p95,
+        waiting_p99_s=waiting.p99, waiting_max_s=waiting.max, admitted_total=q.admissions,
+        preempted_total=q.preemptions, pending_at_end=q.pending_at_end, lost_gpu_hours=q.lost_gpu_hours)
+
+
+def _shown(borrowed: BorrowedQuota, amount: int) -> float:
+    """Kueue's units as the plot shows them: cpu in cores (from millicores), memory in GiB (from bytes)."""
+    if borrowed.resource == "cpu":
+        return amount / 1000
+    if borrowed.resource in ("memory", "ephemeral-storage"):
+        return round(amount / 2**30, 3)
+    return float(amount)
 
 
 def _seeds(seeds: tuple[int, ...]) -> str:
