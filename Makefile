@@ -45,6 +45,8 @@ demo: $(STAMP)
 	@# Two simulated days of an EKS GPU fleet, four variants x three seeds side by side, and the report page
 	@# (some training pods are still waiting when the two days end: exit status 1).
 	$(BIN)/dratwin simulate examples/simulate/eks-gpu-fleet.yaml --report build/demo/report.html || test $$? -eq 1
+	@# Two teams' ClusterQueues borrowing in one cohort for a day, with preemption: the Queues section of the page.
+	$(BIN)/dratwin simulate examples/simulate/kueue-teams.yaml --report build/demo/queues.html
 	$(BIN)/dratwin validate -f examples/
 	$(BIN)/dratwin schedule -f examples/
 	@# Trainium with the Neuron DRA driver: the Neuron docs' connected subsets and Neuron + EFA of one group.

@@ -143,3 +143,23 @@ def test_bins(until: float, width: float) -> None:
 
 def test_per_bin_puts_the_end_in_the_last_bin() -> None:
     assert per_bin([0.0, 59.9, 60.0, 120.0], 120.0, 60.0) == (2, 2)
+
+
+def test_the_teams_example_borrows_and_reclaims_through_the_day() -> None:
+    """examples/simulate/kueue-teams.yaml (make demo's queues page): both teams borrow the other's idle GPUs
+    at some point of the day, and the lender takes them back by preemption, with GPU time lost."""
+    from tests.conftest import EXAMPLES
+
+    from dratwin.scenario.document import check, load
+    from dratwin.sim.run import SimOptions, simulate
+
+    path = str(EXAMPLES / "simulate" / "kueue-teams.yaml")
+    assert check(path)[2] == []
+    _, runs = load(path)
+    result = simulate(runs[0], SimOptions()).result
+    assert result.kueue is not None and result.until_seconds == 86400.0
+    queues = {q.name: q for q in result.kueue.cluster_queues}
+    assert set(queues) == {"team-a", "team-b"}
+    assert all(q.cohort == "research" and q.admissions > 10 for q in queues.values())
+    assert all(any(b.resource == "nvidia.com/gpu" and b.peak > 0 for b in q.borrowed) for q in queues.values())
+    assert result.kueue.preemptions >= 2 and result.kueue.lost_gpu_hours > 0
