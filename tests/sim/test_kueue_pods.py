@@ -164,3 +164,23 @@ def test_a_preempted_pod_workload_loses_its_pod() -> None:
     assert victim.finished_at == 300.0 and sim.kueue.evicted["Preempted"] == 1
     assert victim.admitted_at is None  # out of its queue: never admitted again, though quota came back at 15m
     assert preemptor.admitted_at == 300.0 and preemptor.finished_at == 900.0
+
+
+@pytest.mark.parametrize(("node_cpu", "evictions", "ready"), [
+    ("4", 0, ("True", "Started")),  # placed and Ready in time: PodsReady=True, never evicted
+    ("1", 1, ("False", "WaitForStart")),  # admitted but no node has room: evicted at the timeout
+], ids=["ready", "never-ready"])
+def test_pods_ready_follows_the_pods(node_cpu: str, evictions: int, ready: tuple[str, str]) -> None:
+    """waitForPodsReady (concepts/workload.md "Wait for Pods Ready"; pod_controller.go PodsReady: every pod of
+    the Workload Ready) for a pod Workload as for a Job's."""
+    config = configuration(integrations={"frameworks": ["pod"]}, waitForPodsReady={"timeout": "5m"})
+    objects = [node("n1", cpu=node_cpu), resource_flavor("default"), cpu_queue("cq", 4),
+               local_queue("lq", "cq", namespace="default"), config,
+               queued_pod("t-0", "2", group="t", total=2, run_for="1h"),
+               queued_pod("t-1", "2", group="t", total=2, run_for="1h")]
+    sim = simulate_objects(objects, until="8m")
+    assert sim.kueue is not None
+    assert sim.kueue.evicted.get("PodsReadyTimeout", 0) == evictions
+    [workload] = sim.store.state.workloads.values()
+    found = {c["type"]: (c["status"], c["reason"]) for c in workload["status"]["conditions"]}
+    assert found["PodsReady"] == ready

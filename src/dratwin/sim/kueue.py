@@ -132,6 +132,7 @@ class KueueController:
     notes: list[str] = field(default_factory=list)
     records: dict[str, WorkloadRecord] = field(default_factory=dict)  # by Workload key, in creation order
     by_job: dict[str, str] = field(default_factory=dict)  # Job key -> Workload key
+    by_pod: dict[str, str] = field(default_factory=dict)  # a pod Workload's pod key -> its key (:mod:`.kueue_pods`)
     starters: dict[str, Callable[[Admitted], None]] = field(default_factory=dict)  # jobless Workload -> its start
     stoppers: dict[str, Callable[[], list[PodRecord]]] = field(default_factory=dict)  # ... and its stop
     requeue_batch_seconds: float = REQUEUE_BATCH_SECONDS  # requeueBatchPeriod
@@ -431,7 +432,7 @@ class KueueController:
             raw = found.raw if found is not None else None
         if raw is None:
             return
-        workload = self.by_job.get(workload_of(raw))
+        workload = self.by_pod.get(change.key) or self.by_job.get(workload_of(raw))
         record = self.records.get(workload) if workload else None
         if record is None:
             return

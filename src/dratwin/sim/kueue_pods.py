@@ -14,8 +14,8 @@ pod, with a Workload of its own.
 An evicted pod Workload (preemption, the PodsReady timeout) has its pods deleted, as Kueue's ``Stop`` does
 (none in a one-shot run, which evicts nothing); left without pods, the Workload is finalized (Finished,
 out of its queue). Not modelled: excess pods beyond a group's total count are not deleted;
-``retriable-in-group`` and pod replacement within a group are not followed; PodsReady is not tracked for
-pod Workloads.
+``retriable-in-group`` and pod replacement within a group are not followed. PodsReady follows the pods'
+Ready condition (the controller's ``by_pod``); a group's succeeded pods are not counted in.
 """
 
 from __future__ import annotations
@@ -78,6 +78,7 @@ class KueuePods:
                 return
             known = self._add(change.key, record.raw)
             if known in self.made:
+                self.kueue.by_pod[change.key] = known
                 if known in self.admitted:
                     self._release(known, change.key)
             else:
@@ -98,6 +99,7 @@ class KueuePods:
         self._waiting.pop(workload, None)
         key = self.kueue.add_workload(made)
         self.made.add(key)
+        self.kueue.by_pod.update(dict.fromkeys(self.members[workload], key))  # its PodsReady follows them
         self.kueue.starters[key] = lambda admission: self._start(key, admission)
         self.kueue.stoppers[key] = lambda: self._stop(key)
 
