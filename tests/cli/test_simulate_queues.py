@@ -95,3 +95,21 @@ def test_borrowed_peaks_in_kueue_amounts() -> None:
     assert borrowed_text({"p5/cpu": 96000.0, "p5/nvidia.com/gpu": 8.0, "p5/memory": 0.0}) == \
         "p5/cpu 96, p5/nvidia.com/gpu 8"
     assert borrowed_text({}) == "-"
+
+
+def test_a_sweep_shows_the_queues_of_each_combination(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(f"""\
+apiVersion: dratwin.io/v1alpha1
+kind: Sweep
+metadata: {{name: teams}}
+spec:
+  scenario: {TEAMS}
+  axes:
+    scoring: [LeastAllocated, MostAllocated]
+""", encoding="utf-8")
+    outcome = simulate(str(sweep), "--until", "3h", "--jobs", "1")
+    assert outcome.code in (0, 1), outcome.err
+    rows = [line.split()[:2] for line in outcome.out.splitlines() if line.split()[1:2] in (["team-a"], ["team-b"])]
+    assert rows == [["LeastAllocated", "team-a"], ["LeastAllocated", "team-b"], ["MostAllocated", "team-a"],
+                    ["MostAllocated", "team-b"]]

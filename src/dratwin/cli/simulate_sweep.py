@@ -75,6 +75,7 @@ def render_json(sweep: Sweep, results: Sequence[RunResult], written: dict[str, s
 
 def render_comparison(sweep: Sweep, results: Sequence[RunResult]) -> str:
     from dratwin.cli.simulate_cmd import format_duration
+    from dratwin.cli.simulate_queues import queue_lines
 
     summaries = compare(results)
     seeds = sorted({r.seed for r in results})
@@ -96,6 +97,8 @@ def render_comparison(sweep: Sweep, results: Sequence[RunResult]) -> str:
             lines += ["", f"by {axis} (means over every run with the value):"]
             lines += _aligned([[axis, *COLUMNS[1:]], *(_row(g, format_duration) for g in groups)], 1)
     lines += ["", "means over the seeds; ALLOC %: GPU-hours allocated over GPU-hours present; NODES: the most at once"]
+    lines += queue_lines([(" ".join(sweep.values[s.variant]) or s.variant, q) for s in summaries for q in s.queues],
+                         format_duration, variants=True)
     lines += _notes(results)
     return "\n".join(lines) + "\n"
 
