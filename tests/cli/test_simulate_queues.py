@@ -62,8 +62,9 @@ def test_json_has_the_kueue_summary_and_the_compared_queues() -> None:
     assert (queue["name"], queue["cohort"]) == ("team-a", "research")
     assert len(queue["at_seconds"]) == len(queue["pending"]) == len(queue["admitted"])
     assert set(kueue["workloads"][0]) == {"namespace", "name", "queue", "reserved_in", "admitted", "finished",
-                                          "age_seconds", "cluster_queue", "created_seconds", "admitted_seconds",
-                                          "finished_seconds", "evictions", "preemptions", "reason"}
+                                          "age_seconds", "cluster_queue", "created_seconds", "reserved_seconds",
+                                          "admitted_seconds", "finished_seconds", "evictions", "preemptions",
+                                          "reason", "evicted"}
     compared = document["comparison"][0]["queues"]
     assert [q["cluster_queue"] for q in compared] == ["team-a", "team-b"]
     assert compared[0]["preemptions"] == queue["preemptions"]  # one seed: the mean is the run's

@@ -104,6 +104,7 @@ def test_workloads_with_kueue_print_columns(summary: KueueSummary) -> None:
     assert (a2.namespace, a2.reserved_in, a2.admitted, a2.finished) == ("default", "team-a", "True", "True")
     assert (a2.created_seconds, a2.admitted_seconds, a2.finished_seconds) == (1.0, 2401.0, 6001.0)
     assert (a2.evictions, a2.preemptions, a2.age_seconds) == (1, 1, 7199.0)
+    assert a2.reserved_seconds == 2401.0 and [(e.at_seconds, e.reason) for e in a2.evicted] == [(600.0, "Preempted")]
 
 
 def test_no_kueue_objects_no_summary() -> None:

@@ -38,6 +38,7 @@ from dratwin.sim.outcomes import (
     BorrowedQuota,
     ClusterQueueOutcome,
     Distribution,
+    Eviction,
     KueueSummary,
     WorkloadOutcome,
     rounded,
@@ -63,6 +64,7 @@ class _Life:
     state: str = PENDING
     devices_per_pod: float = 0.0
     preemptions: int = 0
+    evicted: list[Eviction] = field(default_factory=list)
 
 
 @dataclass
@@ -159,6 +161,7 @@ class KueueHistory:
     def _evicted(self, event: KueueEvent, life: _Life, queue: _Queue) -> None:
         self._move(life, queue, PENDING if event.requeued else INACTIVE)
         queue.evictions += 1
+        life.evicted.append(Eviction(event.time, event.reason))
         queue.lost_gpu_seconds += event.lost_pod_seconds * life.devices_per_pod
         if event.reason == PREEMPTED:
             queue.preemptions.append(event.time)
@@ -220,9 +223,9 @@ class KueueHistory:
             admitted=str(admitted.get("status") or "") if admitted else "",
             finished=str(finished.get("status") or "") if finished else "",
             age_seconds=rounded(until - view.created), cluster_queue=view.cluster_queue,
-            created_seconds=view.created, admitted_seconds=view.admitted_at, finished_seconds=view.finished_at,
-            evictions=view.evictions, preemptions=life.preemptions if life else 0,
-            reason=view.reason if view.waiting else "")
+            created_seconds=view.created, reserved_seconds=view.reserved_at, admitted_seconds=view.admitted_at,
+            finished_seconds=view.finished_at, evictions=view.evictions, preemptions=life.preemptions if life else 0,
+            reason=view.reason if view.waiting else "", evicted=tuple(life.evicted) if life else ())
 
 
 _HANDLERS = {RESERVED: KueueHistory._reserved, ADMITTED: KueueHistory._admitted, EVICTED: KueueHistory._evicted,

@@ -212,6 +212,12 @@ class ClusterQueueOutcome:
 
 
 @dataclass(frozen=True)
+class Eviction:
+    at_seconds: float
+    reason: str  # Kueue's Evicted reason: Preempted, PodsReadyTimeout, AdmissionCheck, Deactivated...
+
+
+@dataclass(frozen=True)
 class WorkloadOutcome:
     """One Workload at the end of the run: Kueue's print columns (QUEUE, RESERVED IN, ADMITTED, FINISHED, AGE as
     seconds) and the simulated times of its life."""
@@ -225,11 +231,13 @@ class WorkloadOutcome:
     age_seconds: float
     cluster_queue: str
     created_seconds: float
+    reserved_seconds: float | None  # the last QuotaReserved=True (None: no quota held now)
     admitted_seconds: float | None  # the last Admitted=True
     finished_seconds: float | None
     evictions: int
     preemptions: int
     reason: str = ""  # QuotaReserved=False reason while it waits
+    evicted: tuple[Eviction, ...] = ()  # every eviction, in time order
 
 
 @dataclass(frozen=True)
