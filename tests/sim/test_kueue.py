@@ -244,6 +244,13 @@ def test_integrations_beyond_those_modelled_are_noted() -> None:
     [note] = [n for n in report.kueue.notes if "depends on" in n]
     assert note.endswith('integrations.frameworks: "deployment" depends on "pod", which is not enabled: Kueue does '
                          'not start (add "pod")')
+    config = configuration(manageJobsWithoutQueueName=True, integrations={"frameworks": ["batch/job"]})
+    report = schedule_objects([*kueue_basics(4), config, queued_job("a", "1")])
+    assert report.kueue is not None
+    [note] = [n for n in report.kueue.notes if "not modelled" in n]
+    assert note.endswith("Kueue Configuration: manageJobsWithoutQueueName: not modelled; Kueue manages only what "
+                         "carries a kueue.x-k8s.io/queue-name label, outside kube-system and kueue-system (its "
+                         "defaults)")
 
 
 def _workload_object(name: str, cpu: str, count: int = 1) -> Raw:

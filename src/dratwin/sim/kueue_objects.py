@@ -108,7 +108,7 @@ MODELLED_FRAMEWORKS = (JOB_FRAMEWORK, POD_FRAMEWORK, DEPLOYMENT_FRAMEWORK, STATE
 
 def _unmodelled_frameworks(obj: LoadedObject) -> list[str]:
     """Kueue integrations the Configuration turns on that the twin does not model (their workloads are not
-    queued here), and the dependencies it lacks."""
+    queued here), the dependencies it lacks, and the settings of what Kueue manages that the twin ignores."""
     enabled = frameworks(obj.raw)
     others = sorted(f for f in enabled.enabled if f not in MODELLED_FRAMEWORKS)
     notes = [f"{_where(obj)}: {problem}" for problem in enabled.problems]
@@ -116,6 +116,14 @@ def _unmodelled_frameworks(obj: LoadedObject) -> list[str]:
         notes.append(f"{_where(obj)}: integrations.frameworks {', '.join(others)}: only "
                      f"{', '.join(MODELLED_FRAMEWORKS)} are modelled; the workloads of the others run as if Kueue "
                      "did not manage them")
+    raw = obj.raw
+    ignored = [name for name, value in (("manageJobsWithoutQueueName", raw.get("manageJobsWithoutQueueName")),
+                                        ("managedJobsNamespaceSelector", raw.get("managedJobsNamespaceSelector")),
+                                        ("integrations.podOptions", (raw.get("integrations") or {}).get("podOptions")))
+               if value]
+    if ignored:
+        notes.append(f"{_where(obj)}: {', '.join(ignored)}: not modelled; Kueue manages only what carries a "
+                     "kueue.x-k8s.io/queue-name label, outside kube-system and kueue-system (its defaults)")
     return notes
 
 
