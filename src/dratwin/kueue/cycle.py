@@ -63,7 +63,6 @@ from dratwin.kueue.preemption import (
     Workloads,
     can_always_reclaim,
     reserved_while_waiting,
-    targets,
 )
 from dratwin.kueue.quota import QuotaTree, cq_key
 from dratwin.kueue.tas.encoding import encode
@@ -301,12 +300,16 @@ def _nominate(snapshot: Snapshot, state: State, cq: ClusterQueue, entry: Entry,
               options: CycleOptions) -> tuple[Assignment, list[Target]]:
     """``getAssignments``: the flavors, and the preemption targets when they need preemption."""
     assert isinstance(entry.usage, WorkloadUsage)
-    oracle = snapshot.oracle or Oracle(state, entry.preemptor)
+    if snapshot.oracle is not None:
+        ctx = FlavorContext(cq, snapshot.tree, snapshot.flavors, snapshot.oracle, options.fair_sharing,
+                            snapshot.topology)
+        return assign_flavors(ctx, entry.workload, entry.usage), []
+    oracle = Oracle(state, entry.preemptor)
     ctx = FlavorContext(cq, snapshot.tree, snapshot.flavors, oracle, options.fair_sharing, snapshot.topology)
     assignment = assign_flavors(ctx, entry.workload, entry.usage)
-    if assignment.mode.preemption in (FIT, NO_FIT) or snapshot.oracle is not None:
+    if assignment.mode.preemption in (FIT, NO_FIT):
         return assignment, []
-    return assignment, targets(state, entry.preemptor, assignment)
+    return assignment, oracle.targets(assignment)  # the oracle's simulations already found most of them
 
 
 def _process(snapshot: Snapshot, entry: Entry, assignment: Assignment, found: list[Target], options: CycleOptions,

@@ -102,7 +102,8 @@ class QuotaTree:
     def local_quota(self, key: str, fr: FlavorResource) -> int:
         """What a node keeps for itself: its subtree quota beyond its lendingLimit (0 without one)."""
         node = self.nodes[key]
-        lending = self.quota(key, fr).lending_limit
+        quota = node.quotas.get(fr)  # self.quota, inlined: this is asked at every step of every usage change
+        lending = quota.lending_limit if quota is not None else None
         return max(0, node.subtree.get(fr, 0) - lending) if lending is not None else 0
 
     def local_available(self, key: str, fr: FlavorResource) -> int:

@@ -121,13 +121,15 @@ def _in_subtree(state: State, preemptor: Preemptor, cq: ClusterQueue, frs: froze
                 subtree_root: str, skip: str | None, advantage: bool, into: list[Candidate]) -> None:
     """``collectCandidatesInSubtree``: only subtrees and ClusterQueues over their quota hold candidates."""
     tree = state.tree
-    children = tree.nodes[current].children
+    nodes = tree.nodes
+    children = nodes[current].children
     for child in children:
-        if tree.nodes[child].is_cohort and child != skip and not within_nominal(tree, child, frs):
+        if nodes[child].is_cohort and child != skip and not within_nominal(tree, child, frs):
             _in_subtree(state, preemptor, cq, frs, child, subtree_root, skip, advantage, into)
+    own = cq_key(preemptor.cluster_queue)
     for child in children:
-        node = tree.nodes[child]
-        if node.is_cohort or child == cq_key(preemptor.cluster_queue) or within_nominal(tree, child, frs):
+        node = nodes[child]
+        if node.is_cohort or child == own or within_nominal(tree, child, frs):
             continue
         into.extend(_from_queue(state, preemptor, cq, frs, node.name, subtree_root, advantage))
 

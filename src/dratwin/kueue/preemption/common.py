@@ -162,7 +162,8 @@ def can_always_reclaim(cq: ClusterQueue) -> bool:
 def within_nominal(tree: QuotaTree, key: str, frs: frozenset[FlavorResource]) -> bool:
     """``IsWithinNominalInResources``: the node's usage is within its subtree quota in every one of ``frs``."""
     node = tree.nodes[key]
-    return all(node.usage.get(fr, 0) <= node.subtree.get(fr, 0) for fr in frs)
+    usage, quota = node.usage, node.subtree
+    return all(usage.get(fr, 0) <= quota.get(fr, 0) for fr in frs)
 
 
 def fit_in_quota(tree: QuotaTree, key: str,

@@ -5,7 +5,7 @@ and what a preemptor without candidates holds (``preemption.go`` GetTargets, ``p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dratwin.api.kueue import ClusterQueue, Workload
 from dratwin.kueue.flavors import NO_CANDIDATES, PREEMPT, RECLAIM, Assignment
@@ -36,10 +36,26 @@ class Oracle:
 
     state: State
     preemptor: Preemptor
+    # what chosen_targets found for each question, while ``state`` is as it was (each simulation restores it):
+    # the cycle asks again for the assignment's targets right after the flavors are chosen
+    _found: dict[tuple[frozenset[FlavorResource], tuple[tuple[FlavorResource, int], ...]],
+                 list[tuple[AdmittedWorkload, str]]] = field(default_factory=dict, compare=False, repr=False)
+
+    def chosen(self, frs: frozenset[FlavorResource],
+               requests: Mapping[FlavorResource, int]) -> list[tuple[AdmittedWorkload, str]]:
+        question = frs, tuple(sorted(requests.items()))
+        found = self._found.get(question)
+        if found is None:
+            found = self._found[question] = chosen_targets(self.state, self.preemptor, frs, requests)
+        return found
+
+    def targets(self, assignment: Assignment) -> list[Target]:
+        """:func:`targets`, for this preemptor over the state it was asked about."""
+        return as_targets(self.state, self.preemptor, self.chosen(needs_preemption(assignment), assignment.usage))
 
     def simulate(self, cq: ClusterQueue, workload: Workload, fr: FlavorResource, amount: int) -> tuple[int, int]:
         key = cq_key(cq.metadata.name)
-        chosen = chosen_targets(self.state, self.preemptor, frozenset([fr]), {fr: amount})
+        chosen = self.chosen(frozenset([fr]), {fr: amount})
         if not chosen:
             return NO_CANDIDATES, self.state.tree.borrowing_height(key, fr, amount)[0]
         for victim, _ in chosen:
