@@ -165,3 +165,16 @@ def test_the_cases_reach_what_they_are_named_for() -> None:
     assert sum(node is None for _, node, *_ in by_id["pool-shared-by-all-nodes"][0]) == 3  # 9 devices, 12 pods
     spread = [node for _, node, *_ in by_id["more-nodes-than-a-cycle-looks-at"][0]]
     assert len(set(spread) - {None}) == 130 and spread.count(None) == 10  # every node filled, 10 pods left over
+
+
+def test_a_label_set_on_a_node_ends_the_failed_verdict_of_a_shape() -> None:
+    """A pod that fails for want of a label fits once the node gets it: the label is a node change like any
+    other, so the shape's last failed cycle is not reused and the node's cached outcome is filtered again."""
+    loaded = load(manifest([node("n0"), pod("p0", cpu="1", node_selector={"domain": "a"}),
+                            pod("p1", cpu="1", node_selector={"domain": "a"})]), seed=0)
+    state = loaded.state
+    run = Scheduler(state, default_profile(state, Options(0)), random.Random(0), StateBinder(state))
+    first, second = loaded.pending
+    assert run.schedule_one(first).node is None
+    state.label_node("n0", "domain", "a")
+    assert run.schedule_one(second).node == "n0"

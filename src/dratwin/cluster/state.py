@@ -132,7 +132,7 @@ class ClusterState:
 
     def label_node(self, name: str, key: str, value: str) -> None:
         """A label set on a node (as the NVIDIA kubelet plugin labels the nodes of a ComputeDomain): its object and
-        its typed view are replaced, and its generation bumped so that cached filter results see the label."""
+        its typed view are replaced, and the node recorded in the journal so that cached outcomes see the label."""
         info = self.nodes[name]
         raw = self.node_raw[name]
         metadata = raw.get("metadata") or {}
@@ -140,7 +140,7 @@ class ClusterState:
                                                                             key: value}}}
         meta = msgspec.structs.replace(info.node.metadata, labels={**info.node.metadata.labels, key: value})
         info.node = msgspec.structs.replace(info.node, metadata=meta)
-        info.generation += 1
+        info.changed()  # through the journal, as any node change: cached filter results and failed verdicts drop
         self.record("Modified", "Node", name)
 
     def taint_node(self, name: str, key: str, effect: str) -> None:
