@@ -28,12 +28,28 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 def fixed_results(monkeypatch: pytest.MonkeyPatch) -> list[list[str] | None]:
     selections: list[list[str] | None] = []
 
-    def fake_collect(selected: list[str] | None) -> list[BenchResult]:
+    def fake_collect(selected: list[str] | None, skip_month: bool = False) -> list[BenchResult]:
         selections.append(selected)
         return list(RESULTS)
 
     monkeypatch.setattr(bench_cmd, "collect", fake_collect)
     return selections
+
+
+def test_skip_month_reaches_collect_and_the_recorded_command(monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    asked: list[bool] = []
+
+    def fake_collect(selected: list[str] | None, skip_month: bool = False) -> list[BenchResult]:
+        asked.append(skip_month)
+        return list(RESULTS)
+
+    monkeypatch.setattr(bench_cmd, "collect", fake_collect)
+    bench_cmd.run(_parse(["simulate", "--skip-month", "-o", "json"]))
+    command = json.loads(capsys.readouterr().out)["environment"]["command"]
+    bench_cmd.run(_parse(["simulate"]))
+    assert asked == [True, False]
+    assert command == "dratwin bench simulate -o json --skip-month"
 
 
 def test_table_shows_median_target_and_status(capsys: pytest.CaptureFixture[str]) -> None:

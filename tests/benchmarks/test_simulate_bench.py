@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from dratwin.benchmarks import engine_bench, simulate_bench
-from dratwin.benchmarks.runner import resolve
+from dratwin.benchmarks.runner import collect, resolve
 from dratwin.sim.run import simulate
 
 
@@ -72,3 +72,14 @@ def test_the_disruption_benchmark_reports_its_run_beside_the_run_without_consoli
                                         / results["simulate.karpenter_disruption_12h.off.cpu"].value)
     assert ratio.target == simulate_bench.DISRUPTION_TARGET_RATIO
     assert "commands" in results["simulate.karpenter_disruption_12h"].detail
+
+
+def test_skip_month_leaves_the_month_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quick simulate benchmarks run alone: the month is not even started."""
+    ran: list[str] = []
+    for part in ("_jobs_only", "_jobs_and_service", "_karpenter_disruption", "_month"):
+        monkeypatch.setattr(simulate_bench, part, lambda part=part: ran.append(part) or [])
+    collect(["simulate"], skip_month=True)
+    assert ran == ["_jobs_only", "_jobs_and_service", "_karpenter_disruption"]
+    collect(["simulate"])
+    assert ran[-1] == "_month"

@@ -212,8 +212,9 @@ def with_service(spec: RunSpec) -> RunSpec:
                                services=(ServiceSpec("ml/serve", rate, 10.0, scaler),), cold_start=cold)
 
 
-def run() -> list[BenchResult]:
-    return [*_jobs_only(), *_jobs_and_service(), *_karpenter_disruption(), *_month()]
+def run(skip_month: bool = False) -> list[BenchResult]:
+    """Every simulate benchmark; ``skip_month`` leaves out the month, so that the quick ones run alone."""
+    return [*_jobs_only(), *_jobs_and_service(), *_karpenter_disruption(), *([] if skip_month else _month())]
 
 
 def month_figures(nodes: int = MONTH_NODES, pods: int = MONTH_PODS, until: float = MONTH) -> dict[str, float]:

@@ -24,6 +24,7 @@ examples:
   dratwin bench -o json                         figures for machines (with the environment)
   dratwin bench --record bench/RESULTS.md       also append a dated section to the record
   dratwin bench --strict                        exit 1 when a figure misses its target
+  dratwin bench simulate --skip-month           the simulate benchmarks without the month
 
 Each figure is the median over several repeats of the time per call. STATUS is ok when the median
 is within the target, MISSED when not, and - for figures without a target.
@@ -48,11 +49,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--record", metavar="FILE", help="append a dated section with the environment and the table to FILE"
     )
     parser.add_argument("--strict", action="store_true", help="exit status 1 when a figure misses its target")
+    parser.add_argument("--skip-month", action="store_true",
+                        help="leave out the simulated month of `simulate` (it runs for many minutes)")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    results = collect(list(args.names) or None)
+    results = collect(list(args.names) or None, skip_month=args.skip_month)
     environment = describe_environment(_command_line(args))
     if args.output == "json":
         print(json.dumps({"environment": environment, "results": [_as_json(r) for r in results]}, indent=2))
@@ -184,4 +187,6 @@ def _command_line(args: argparse.Namespace) -> str:
         words += ["--record", args.record]
     if args.strict:
         words.append("--strict")
+    if args.skip_month:
+        words.append("--skip-month")
     return shlex.join(words)
