@@ -92,14 +92,14 @@ def simulate_text(text: str, *, until: str = "1h", seed: int = 0, check: bool = 
                   events: bool = True, launch_seconds: float = 60.0,
                   cold_start: ColdStart | None = None, keda_on_rate: bool = False,
                   services: Sequence[ServiceSpec] = (), cold_start_spec: ColdStartSpec | None = None,
-                  catalog: Catalog | None = None) -> Simulation:
+                  catalog: Catalog | None = None, inline_cycles: bool = True) -> Simulation:
     spec = run_spec(load_text(text, "scenario.yaml"), name="scenario.yaml", seed=seed,
                     until_seconds=parse_duration(until))
     spec = dataclasses.replace(spec, default_node_launch_seconds=launch_seconds, services=tuple(services),
                                cold_start=cold_start_spec or ColdStartSpec())
     return simulate(spec, SimOptions(catalog=catalog or load_catalog(), check_invariants=check, keep_events=events,
                                      cold_start=cold_start, keda_activation_on_request_rate=keda_on_rate,
-                                     keep_utilization=True))
+                                     keep_utilization=True, inline_cycles=inline_cycles))
 
 
 def times(sim: Simulation, type_: str, kind: str, key_prefix: str = "") -> list[float]:

@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from dratwin.api.core import Pod
 from dratwin.api.resource import AllocationResult, ResourceClaim
 from dratwin.cluster.state import ClusterState
 from dratwin.scheduler.framework import (
@@ -212,6 +213,8 @@ class Scheduler:
         self._rows: dict[tuple[int, ...], int] = {}
         self._row_values: list[tuple[int, ...]] = []
         self._spec_keys: dict[str, bytes] = {}
+        # Each pending pod's shape as its last cycle found it, with the pod object it read (``known_failure``).
+        self._shape_of: dict[str, tuple[Pod, Any]] = {}
         # The lowest priority of a pod on each node, how many nodes have each, and the journal length seen.
         self._node_lowest: list[int | None] | None = None
         self._lowest_counts: Counter[int] = Counter()
@@ -249,6 +252,7 @@ class Scheduler:
                 diagnosis.pre_filter = status.with_plugin(plugin.name)
                 return self._post_filter(state, pod, diagnosis)  # PostFilter runs after any fit error
         shape = state[SHAPE_KEY] = self._shape(state, pod)
+        self._shape_of[pod.key] = (pod.pod, shape)
         known = self._tables.get(shape)
         if known is not None and known.failure is not None and known.failure[0] == self._stamp():
             _, message, last = known.failure
@@ -271,8 +275,25 @@ class Scheduler:
             self.binder.create_extended_claim(pod, special, dra.extended_requests(state))
         self.binder.bind(pod, chosen, allocations, dra.claims_to_reserve(state, chosen))
         self._spec_keys.pop(pod.key, None)  # a bound pod is not scheduled again: its key would only be kept
+        self._shape_of.pop(pod.key, None)
         dra.forget(pod.key)
         return Attempt(pod.key, node=chosen, allocations=allocations)
+
+    def known_failure(self, pod: PodInfo) -> Attempt | None:
+        """The attempt ``schedule_one`` would return for a pod that fails as its shape last failed, found
+        without running the cycle; None when that is not certain. It is certain when the pod object and
+        the claims its PreFilter read are the ones its last cycle met (the PreFilters are pure functions
+        of them, so the shape is the same) and that shape's failed cycle has the cluster's current stamp."""
+        seen = self._shape_of.get(pod.key)
+        if seen is None or seen[0] is not pod.pod:
+            return None
+        known = self._tables.get(seen[1])
+        if known is None or known.failure is None or known.failure[0] != self._stamp():
+            return None
+        if not self.profile.dra.pre_filter_unchanged(pod):
+            return None
+        _, message, last = known.failure
+        return Attempt(pod.key, message=message, diagnosis=last)
 
     def _stamp(self) -> tuple[int, int]:
         """Where the cluster stands for the filters: every change of a node (pods, devices, taints) adds a

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from dratwin.sim.clock import Clock, VirtualClock
 
 Action = Callable[[], None]
+Slot = tuple[float, int, int]  # where an action sorts: (time, priority, sequence)
 
 # Priorities of the work due at one moment: the world changes first (arrivals, pods finishing, nodes
 # becoming ready), then controllers react, then the scheduler runs one cycle per pod, bookkeeping last.
@@ -32,6 +33,8 @@ class Engine:
     processed: int = 0
     _heap: list[tuple[float, int, int, Action]] = field(default_factory=list)
     _sequence: itertools.count[int] = field(default_factory=itertools.count)
+    _inline: int = 0  # actions run inline by the action in flight (``continue_inline``)
+    _hooks_ran: bool = False  # the action in flight ran its after-each hooks already
 
     def now(self) -> float:
         return self.clock.now()
@@ -45,6 +48,32 @@ class Engine:
         now = self.clock.now()
         heapq.heappush(self._heap, (now + delay if delay > 0 else now, priority, next(self._sequence), action))
 
+    def reserve(self, when: float, priority: int) -> Slot:
+        """The place in the order an action scheduled now with ``at`` would take, without the action yet:
+        ``fill`` it, or run it inline with ``continue_inline``. Either way the sequence moves on as ``at``
+        moves it, so the order of every other action is the same."""
+        now = self.clock.now()
+        return (when if when > now else now, priority, next(self._sequence))
+
+    def fill(self, slot: Slot, action: Action) -> None:
+        heapq.heappush(self._heap, (*slot, action))
+
+    def continue_inline(self, slot: Slot, action: Action) -> bool:
+        """Called by the action in flight when its work is done and its follow-up ``action`` is reserved at
+        ``slot``: the after-each hooks run now (as they would after it); if the follow-up is then the next
+        action due, it counts as run and the caller does its work at once (True), without a trip through
+        the heap; otherwise it is put in its slot (False). The run is the same action for action."""
+        for hook in self.after_each:
+            hook()
+        heap = self._heap
+        if slot[0] <= self.clock.now() and (not heap or heap[0][:3] > slot):
+            self._inline += 1
+            self._hooks_ran = False
+            return True
+        heapq.heappush(heap, (*slot, action))
+        self._hooks_ran = True
+        return False
+
     def pending(self) -> int:
         return len(self._heap)
 
@@ -57,14 +86,22 @@ class Engine:
         heap, hooks = self._heap, self.after_each
         pop, advance = heapq.heappop, self.clock.advance_to
         processed = self.processed
+        report_at = (processed // progress_every + 1) * progress_every
         while heap and heap[0][0] <= until:
             when, _, _, action = pop(heap)
             advance(when)
             action()
-            for hook in hooks:
-                hook()
+            if self._hooks_ran:
+                self._hooks_ran = False
+            else:
+                for hook in hooks:
+                    hook()
             processed += 1
-            if progress is not None and processed % progress_every == 0:
+            if self._inline:
+                processed += self._inline
+                self._inline = 0
+            if progress is not None and processed >= report_at:
+                report_at = (processed // progress_every + 1) * progress_every
                 self.processed = processed
                 progress(when, processed)
         self.processed = processed

@@ -59,6 +59,9 @@ class SimOptions:
     # Every replica's GPU utilization at every autoscaler sync (about 1.5 million samples in a simulated week):
     # kept for what exports them, not for every run's JSON.
     keep_utilization: bool = False
+    # Scheduling cycles due at one instant in one engine action, certain failures from the shape's stamped
+    # verdict (``SchedulingController.inline_cycles``): the same outputs, faster. Off: the reference run.
+    inline_cycles: bool = True
 
 
 @dataclass
@@ -84,7 +87,7 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
     store = Store(loaded, clock, keep_log=options.keep_events)
     scoring = scoring_named(spec.scoring)
     scheduling = SchedulingController(engine, store, Options(spec.seed, scoring.strategy, policy=scoring.policy),
-                                      compiler)
+                                      compiler, inline_cycles=options.inline_cycles)
     classes = [o.raw for o in spec.objects if o.kind == "PriorityClass"]
     workloads = WorkloadController(engine, store, random.Random(f"workloads/{spec.seed}"), scheduling.enqueue,
                                    classes)

@@ -28,7 +28,7 @@ from dratwin.scheduler.gates import scheduling_gates
 from dratwin.scheduler.profile import Options, default_profile
 from dratwin.scheduler.resources import remove_pod
 from dratwin.scheduler.scheduler import Attempt, Scheduler
-from dratwin.sim.engine import BOOKKEEPING, SCHEDULER, Engine
+from dratwin.sim.engine import BOOKKEEPING, SCHEDULER, Engine, Slot
 from dratwin.sim.queue import BACKOFF_FLUSH_SECONDS, LEFTOVER_FLUSH_SECONDS, SchedulingQueue
 from dratwin.sim.store import Change, Store
 
@@ -86,6 +86,11 @@ class SchedulingController:
     # claims are named when it is created, with it): the new-claim hint looks up its users, not the pool.
     _claim_users: dict[str, set[str]] = field(default_factory=dict)
     _claims_of: dict[str, tuple[Pod, list[str]]] = field(default_factory=dict)
+    # Cycles due one after another at one instant run in one engine action (``Engine.continue_inline``), and
+    # a retry whose failure is certain takes its shape's stamped verdict (``Scheduler.known_failure``): the
+    # same run, event for event, without a trip through the heap and a cycle per waiting pod. Off: each
+    # cycle is its own action and runs in full (the reference the tests compare with).
+    inline_cycles: bool = True
 
     def __post_init__(self) -> None:
         for kind in ("Pod", "ResourceClaim", "Node", "ResourceSlice"):
@@ -203,11 +208,19 @@ class SchedulingController:
     # ---- timers ----
 
     def _kick(self) -> None:
+        slot = self._next_cycle()
+        if slot is not None:
+            self.engine.fill(slot, self._cycle)
+
+    def _next_cycle(self) -> Slot | None:
+        """The next cycle's place in the engine's order when one is due now and none is yet; timers armed."""
+        slot = None
         if not self._cycle_due and (self.queue.active_count() or
                                     (self.queue.pop_from_backoff and self.queue.next_backoff_end() is not None)):
             self._cycle_due = True
-            self.engine.at(self.engine.now(), SCHEDULER, self._cycle)
+            slot = self.engine.reserve(self.engine.now(), SCHEDULER)
         self._arm_timers()
+        return slot
 
     def _arm_timers(self) -> None:
         end = self.queue.next_backoff_end()
@@ -235,15 +248,23 @@ class SchedulingController:
     # ---- one cycle ----
 
     def _cycle(self) -> None:
-        self._cycle_due = False
-        info = self.queue.pop(self.engine.now())
-        if info is not None:
-            gang = self.gang_of.get(info.key)
-            if gang is None:
-                self._schedule_alone(info)
-            else:
-                self._schedule_gang(info, gang)
-        self._kick()
+        while True:
+            self._cycle_due = False
+            info = self.queue.pop(self.engine.now())
+            if info is not None:
+                gang = self.gang_of.get(info.key)
+                if gang is None:
+                    self._schedule_alone(info)
+                else:
+                    self._schedule_gang(info, gang)
+            slot = self._next_cycle()
+            if slot is None:
+                return
+            if not self.inline_cycles:
+                self.engine.fill(slot, self._cycle)
+                return
+            if not self.engine.continue_inline(slot, self._cycle):
+                return
 
     def _schedule_alone(self, info: PodInfo) -> None:
         attempt = self._attempt(info)
@@ -263,6 +284,10 @@ class SchedulingController:
         self.attempts += 1
         record = self.store.state.pods.get(info.key)
         pod_info = record.info if record is not None else info
+        if self.inline_cycles:
+            known = self.scheduler.known_failure(pod_info)
+            if known is not None:
+                return known
         return self.scheduler.schedule_one(pod_info)
 
     def _failed(self, key: str, message: str, attempt: Attempt | None) -> None:

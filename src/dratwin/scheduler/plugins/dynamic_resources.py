@@ -148,6 +148,11 @@ class DynamicResources:
         self._remember(pod, read, found)
         return SUCCESS
 
+    def pre_filter_unchanged(self, pod: PodInfo) -> bool:
+        """Whether PreFilter would now find what it last found for the pod (same pod, same claim objects)."""
+        known = self._pre_filtered.get(pod.key)
+        return known is not None and self._still_valid(known, pod)
+
     def forget(self, pod_key: str) -> None:
         """The pod is bound: it is not pre-filtered again."""
         self._pre_filtered.pop(pod_key, None)
