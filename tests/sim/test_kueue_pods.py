@@ -184,3 +184,17 @@ def test_pods_ready_follows_the_pods(node_cpu: str, evictions: int, ready: tuple
     [workload] = sim.store.state.workloads.values()
     found = {c["type"]: (c["status"], c["reason"]) for c in workload["status"]["conditions"]}
     assert found["PodsReady"] == ready
+
+
+
+@pytest.mark.parametrize(("owner", "running"), [
+    (deployment("web", 2), 1),  # deployment_webhook.go: each replica a Workload, quota for one
+    (queued_stateful_set("db", 2), 0),  # statefulset_webhook.go: one group of 2, over the quota: neither runs
+], ids=["deployment", "statefulset"])
+def test_owners_arriving_in_a_run_go_through_the_webhooks(owner: Raw, running: int) -> None:
+    sim = simulate_objects([*kueue_basics(1), PODS_ON, owner], until="10m")
+    pods = sim.store.state.pods.values()
+    assert len(pods) == 2
+    assert sum(1 for r in pods if r.pod.spec.node_name) == running
+    assert sum(1 for r in pods if r.raw["spec"].get("schedulingGates")) == 2 - running
+    assert sim.store.state.workloads

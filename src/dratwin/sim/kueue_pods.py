@@ -44,10 +44,11 @@ class KueuePods:
     kueue: KueueController
     store: Store
     members: dict[str, list[str]] = field(default_factory=dict)  # Workload key -> its pods' keys, in creation order
+    workload_of: dict[str, str] = field(default_factory=dict)  # pod key -> its Workload's key
     admitted: dict[str, list[ResourceFlavor]] = field(default_factory=dict)  # Workload key -> its flavors, admitted
     made: set[str] = field(default_factory=set)  # Workloads created
     totals: dict[str, int | None] = field(default_factory=dict)  # Workload key -> its group's total (None: a pod)
-    _waiting: dict[str, str] = field(default_factory=dict)  # Workload key -> why it is not made yet
+    _waiting: dict[str, str] = field(default_factory=dict)  # Workload key -> why it is not made yet (noted once)
 
     def __post_init__(self) -> None:
         self.store.subscribe("Pod", self._on_pod)
@@ -57,22 +58,17 @@ class KueuePods:
         for workload in list(self.members):
             self._make(workload)
 
-    @property
-    def waiting(self) -> dict[str, str]:
-        """The pod Workloads not made yet (a group short of pods), and why."""
-        return dict(self._waiting)
-
     def _add(self, pod: str, raw: Mapping[str, Any]) -> str:
         workload = group_key(raw)
         self.totals.setdefault(workload, total_count(raw))
-        members = self.members.setdefault(workload, [])
-        if pod not in members:
-            members.append(pod)
+        if pod not in self.workload_of:
+            self.workload_of[pod] = workload
+            self.members.setdefault(workload, []).append(pod)
         return workload
 
     def _on_pod(self, change: Change) -> None:
         record = self.store.state.pods.get(change.key)
-        known = next((w for w, pods in self.members.items() if change.key in pods), None)
+        known = self.workload_of.get(change.key)
         if known is None:
             if change.type != "Added" or record is None or not gated_by_kueue(record.raw):
                 return

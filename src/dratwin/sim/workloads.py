@@ -13,6 +13,9 @@ the scheduler places its active pods together or not at all.
 With Kueue (:mod:`dratwin.sim.kueue`), a Job it manages is handed to it on arrival (``queue_job``) and comes
 back through :meth:`WorkloadController.start_job` once admitted; ``on_job_finished`` hears when a Job ends
 (Complete: every completion succeeded; Failed: BackoffLimitExceeded and no pod left active).
+With Kueue's pod integrations on, an arriving Deployment or StatefulSet goes through Kueue's webhook
+(:func:`dratwin.kueue.pods.owner_webhook`) before its pods are made, and the pods through the pod webhook
+as they are created (:mod:`dratwin.sim.kueue_pods`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from dratwin.api.workloads import Job
 from dratwin.cluster.load import add_created_pods
 from dratwin.cluster.state import PodRecord
 from dratwin.cluster.workloads import SIMULATION_EPOCH, expand_workloads, generated_name, object_uid
+from dratwin.kueue.pods import owner_webhook
 from dratwin.scenario.model import Arrival
 from dratwin.scheduler.framework import PodInfo
 from dratwin.sim.engine import WORLD, Engine
@@ -126,6 +130,8 @@ class WorkloadController:
                 self.create(self.expand([raw]), arrival.run_seconds, None)
 
     def expand(self, raws: list[Raw], *, notes: bool = True) -> list[Raw]:
+        frameworks = self.store.loaded.kueue_frameworks  # Kueue's Deployment and StatefulSet webhooks, when on
+        raws = [dict(owner_webhook(r, frameworks)) for r in raws] if frameworks is not None else raws
         expansion = expand_workloads([*self.priority_classes, *raws], self.rng,
                                      creation_timestamp=timestamp(self.engine.now()))
         if notes:
