@@ -91,6 +91,9 @@ class SchedulingController:
     # same run, event for event, without a trip through the heap and a cycle per waiting pod. Off: each
     # cycle is its own action and runs in full (the reference the tests compare with).
     inline_cycles: bool = True
+    # Each waiting pod's object as its last failure left it, with what that failure wrote (with inline_cycles):
+    # the same failure again on the same object writes nothing (``mark_unschedulable`` is idempotent): skipped.
+    _marked: dict[str, tuple[Raw, str, str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for kind in ("Pod", "ResourceClaim", "Node", "ResourceSlice"):
@@ -129,6 +132,7 @@ class SchedulingController:
             if change.type == "Deleted":
                 self.queue.delete(change.key)
                 self._unindex_claims(change.key)
+                self._marked.pop(change.key, None)
                 self._forget_gang_member(change.key)
                 # NodeResourcesFit's hint: the deletion of a pod that was never bound frees nothing.
                 if change.pod is None or change.pod.pod.spec.node_name:
@@ -277,6 +281,7 @@ class SchedulingController:
         self.queue.delete(key)
         self._unindex_claims(key)
         self.messages.pop(key, None)
+        self._marked.pop(key, None)
         node = self.store.state.pods[key].pod.spec.node_name
         self.store.note("Scheduled", "Pod", key, f"Successfully assigned {key} to {node}")
 
@@ -295,12 +300,23 @@ class SchedulingController:
         self.messages[key] = message
         self.store.note("FailedScheduling", "Pod", key, message)
         if attempt is not None:
-            mark_unschedulable(self.store.state, attempt)
+            self._mark(key, attempt)
         if key in self.queue.pods:
             self.queue.failed(key, now)
             self._index_claims(key)
         for hook in self.on_unschedulable:
             hook(key)
+
+    def _mark(self, key: str, attempt: Attempt) -> None:
+        record = self.store.state.pods.get(key)
+        if record is None:
+            return
+        wrote = (record.raw, attempt.message, attempt.error, attempt.nominated_node)
+        last = self._marked.get(key)
+        if self.inline_cycles and last is not None and last[0] is wrote[0] and last[1:] == wrote[1:]:
+            return
+        mark_unschedulable(self.store.state, attempt)
+        self._marked[key] = (record.raw, *wrote[1:])
 
     def _schedule_gang(self, first: PodInfo, gang: str) -> None:
         members = [first.key] + [k for k in self.gangs.get(gang, []) if k != first.key and self.queue.take(k)]
