@@ -35,6 +35,7 @@ BENCHMARK_MODULES: dict[str, str] = {
     "engine": "dratwin.benchmarks.engine_bench",
     "simulate": "dratwin.benchmarks.simulate_bench",
     "kueue": "dratwin.benchmarks.kueue_bench",
+    "kueue-tas": "dratwin.benchmarks.kueue_tas_bench",
 
     "trace": "dratwin.benchmarks.trace_bench",
 }
