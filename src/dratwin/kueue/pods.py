@@ -49,6 +49,7 @@ from dratwin.kueue.jobs import (
     workload_for_pod_group,
     workload_name,
 )
+from dratwin.kueue.tas.encoding import remove_scheduling_gate
 
 Raw = dict[str, Any]
 
@@ -197,18 +198,17 @@ def workload_for_pods(pods: Sequence[Mapping[str, Any]], priorities: Priorities 
     group = (meta.get("labels") or {}).get(POD_GROUP_NAME_LABEL)
     if not group:
         return workload_for_pod(first, priorities)
-    annotations = meta.get("annotations") or {}
-    total = annotations.get(POD_GROUP_TOTAL_COUNT_ANNOTATION)
-    fast = annotations.get(FAST_ADMISSION_ANNOTATION) == "true"
-    if isinstance(total, str) and total.isdigit() and len(pods) < int(total) and not fast:
+    total = total_count(first)
+    fast = (meta.get("annotations") or {}).get(FAST_ADMISSION_ANNOTATION) == "true"
+    if total is not None and len(pods) < total and not fast:
         return NotQueued(f"'{group}' group has fewer runnable pods than expected ({len(pods)} of "
                          f"{POD_GROUP_TOTAL_COUNT_ANNOTATION} {total}): Kueue makes its Workload once all exist")
     made = workload_for_pod_group(pods, priorities)
     if isinstance(made, NotQueued):
         return made
     pod_sets = made["spec"]["podSets"]
-    if fast and isinstance(total, str) and total.isdigit() and len(pod_sets) == 1:
-        pod_sets[0]["count"] = int(total)  # the pods still to come are counted in (fast admission)
+    if fast and total is not None and len(pod_sets) == 1:
+        pod_sets[0]["count"] = total  # the pods still to come are counted in (fast admission)
     made["metadata"]["annotations"] = {IS_GROUP_WORKLOAD_ANNOTATION: "true"}
     return made
 
@@ -253,9 +253,5 @@ def admitted_pod(pod: Mapping[str, Any], flavors: Sequence[ResourceFlavor]) -> R
     conflict = inject_flavors(spec, flavors)
     if conflict is not None:
         return conflict
-    gates = [g for g in spec.get("schedulingGates") or [] if g.get("name") != ADMISSION_GATE]
-    if gates:
-        spec["schedulingGates"] = gates
-    else:
-        spec.pop("schedulingGates", None)
+    remove_scheduling_gate(spec, ADMISSION_GATE)
     return out

@@ -178,14 +178,20 @@ def gated(pod_spec: Raw) -> Raw:
     return out
 
 
+def remove_scheduling_gate(pod_spec: Raw, name: str) -> None:
+    """Remove the scheduling gate ``name`` from a pod spec in place (the field goes with the last gate, as a
+    Kueue ungater's patch leaves it)."""
+    gates = [g for g in pod_spec.get("schedulingGates") or [] if g.get("name") != name]
+    if gates:
+        pod_spec["schedulingGates"] = gates
+    else:
+        pod_spec.pop("schedulingGates", None)
+
+
 def ungated(pod: Mapping[str, Any], selector: Mapping[str, str]) -> Raw:
     """The pod as the topology ungater leaves it: the gate removed, its domain's labels in ``nodeSelector``."""
     out = copy.deepcopy(dict(pod))
     spec = out.setdefault("spec", {})
-    gates = [g for g in spec.get("schedulingGates") or [] if g.get("name") != TOPOLOGY_SCHEDULING_GATE]
-    if gates:
-        spec["schedulingGates"] = gates
-    else:
-        spec.pop("schedulingGates", None)
+    remove_scheduling_gate(spec, TOPOLOGY_SCHEDULING_GATE)
     spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **selector}
     return out
