@@ -76,7 +76,7 @@ from dratwin.sim.disruption import lost_progress
 from dratwin.sim.engine import CONTROLLER, Engine
 from dratwin.sim.kubelet import is_ready
 from dratwin.sim.kueue_objects import KueueObjects
-from dratwin.sim.kueue_pods_ready import PodsReadySettings, pods_ready_condition, pods_ready_settings
+from dratwin.sim.kueue_pods_ready import PodsReadySettings, PodsReadyWatch, pods_ready_settings
 from dratwin.sim.kueue_records import (
     ADMITTED,
     CREATED,
@@ -139,6 +139,7 @@ class KueueController:
     queues: EquivalentQueues = field(init=False)
     tree: QuotaTree = field(init=False)
     pods_ready: PodsReadySettings | None = field(init=False)
+    ready: PodsReadyWatch | None = field(init=False)  # None without waitForPodsReady
     checks: AdmissionChecks = field(init=False)
     tas: TasController = field(init=False)  # topology-aware scheduling: its cache and ungater
     cycles: int = 0
@@ -157,6 +158,9 @@ class KueueController:
         self.notes += self.objects.notes
         self.pods_ready, notes = pods_ready_settings(self.objects.config)
         self.notes += notes
+        self.ready = None if self.pods_ready is None else PodsReadyWatch(
+            self.engine, self.pods_ready, lambda key: self.state.workloads[key], self.succeeded_of,
+            self._set_conditions, self._evict_not_ready, self._deactivate)
         self.checks = AdmissionChecks(self.engine, self.objects.checks, self.check_state)
         self.checks.notes = self.notes  # one list of what Kueue's controllers could not do
         self.tas = TasController(self.objects.flavors, self.objects.topologies, self.objects.config)
@@ -357,10 +361,8 @@ class KueueController:
         now = self.engine.now()
         record.admitted_at = now
         self._tell(ADMITTED, record)
-        if self.pods_ready is not None:
-            self._sync_pods_ready(record)
-            serial = record.admissions
-            self.engine.at(now + self.pods_ready.timeout, CONTROLLER, lambda: self._check_ready(record, serial))
+        if self.ready is not None:
+            self.ready.admitted(record)
         self._start(record, record.admitted)
 
     def check_state(self, key: str, name: str, state: str, message: str, serial: int) -> None:
@@ -447,47 +449,8 @@ class KueueController:
                 record.ready_pods.add(change.key)
             else:
                 record.ready_pods.discard(change.key)
-        if self.pods_ready is not None and record.admitted is not None and record.finished_at is None:
-            self._sync_pods_ready(record)
-
-    def _sync_pods_ready(self, record: WorkloadRecord) -> None:
-        """generatePodsReadyCondition: ready when ready + succeeded pods reach the PodSets' count."""
-        assert record.admitted is not None
-        wanted = sum(p.count for p in record.admitted.assignment.pod_sets)
-        ready = len(record.ready_pods) + self.succeeded_of(record.job_key) >= wanted
-        current = find_condition(self.state.workloads[record.key], "PodsReady")
-        status, reason, message = pods_ready_condition(ready, current)
-        if current is not None and (current.get("status"), current.get("reason")) == (status, reason):
-            return
-        now = self.engine.now()
-        self._set_conditions(record, [new_condition("PodsReady", status, reason, message, timestamp(now))])
-        settings = self.pods_ready
-        if reason == "WaitForRecovery" and (current is None or current.get("reason") != reason):
-            record.recovering_since = now
-        if settings is not None and reason == "WaitForRecovery":
-            serial = record.admissions
-            self.engine.at(now + settings.recovery_timeout, CONTROLLER, lambda: self._check_ready(record, serial))
-
-    def _check_ready(self, record: WorkloadRecord, serial: int) -> None:
-        """reconcileNotReadyTimeout: still admitted (the same admission) and not ready after the timeout."""
-        settings = self.pods_ready
-        if settings is None or record.admitted is None or record.admissions != serial or record.finished_at:
-            return
-        current = find_condition(self.state.workloads[record.key], "PodsReady")
-        if current is not None and current.get("status") == "True":
-            return
-        recovering = current is not None and current.get("reason") == "WaitForRecovery"
-        since = record.recovering_since if recovering else record.admitted_at
-        limit = settings.recovery_timeout if recovering else settings.timeout
-        if since is not None and self.engine.now() - since < limit:
-            return  # a later transition restarted the clock: its own timer comes
-        if settings.backoff_limit is not None and record.requeue_count + 1 > settings.backoff_limit:
-            self._deactivate(record)
-            return
-        record.requeue_count += 1
-        wait = settings.backoff(record.requeue_count)
-        self.evict(record.key, PODS_READY_TIMEOUT, f"Exceeded the PodsReady timeout {record.key}",
-                   requeue_after=wait)
+        if self.ready is not None and record.admitted is not None and record.finished_at is None:
+            self.ready.sync(record)
 
     # ---- eviction ------------------------------------------------------------------------------------
 
@@ -530,6 +493,9 @@ class KueueController:
                 self._set_status(record, {"requeueState": {"count": record.requeue_count,
                                                            "requeueAt": timestamp(record.requeue_at)}})
             self.engine.at(record.requeue_at, CONTROLLER, lambda: self._backoff_finished(record))
+
+    def _evict_not_ready(self, record: WorkloadRecord, reason: str, message: str, backoff: float) -> None:
+        self.evict(record.key, reason, message, requeue_after=backoff)
 
     def _deactivate(self, record: WorkloadRecord, reason: str = DEACTIVATED_BY_LIMIT,
                     message: str = DEACTIVATED_MESSAGE) -> None:
