@@ -23,7 +23,9 @@ from tests.builders.kueue import (
     workload,
 )
 
+from dratwin.kueue.cycle import Pending
 from dratwin.kueue.explain import quota_view, shortfalls
+from dratwin.kueue.tas.admission import TOPOLOGY_PLACEMENT_FAILED
 
 GPU = "example.com/gpu"
 H100 = [resource_flavor("h100", {"instance-type": "p5"})]
@@ -110,3 +112,22 @@ def test_never_tried_behind_a_strict_fifo_head() -> None:
     assert view.condition is None
     assert view.would_fit and not view.admitted
     assert "StrictFIFO" in view.notes[0]
+
+
+def test_topology_that_cannot_place_is_no_fit_not_chosen() -> None:
+    """tas_flavorassigner.go: a flavor whose quota fits but whose topology finds no placement for the PodSet
+    ends NoFit (TopologyPlacementFailed): the view must not call it chosen, and the Workload does not fit."""
+    snapshot, entries, _ = settled([gpu_queue("cq", 16)], [gpu_workload("w", 4)], flavors=H100)
+    entry = entries["team/w"]
+    message = ('couldn\'t assign flavors to pod set main: topology "t" allows to fit only 1 out of 4 pod(s)')
+    view = quota_view(snapshot, entry, Pending(entry, TOPOLOGY_PLACEMENT_FAILED, message))
+    text = "\n".join(view.lines())
+    assert "(chosen)" not in text
+    assert "flavor h100: NoFit: the quota fits, its topology cannot place the pods (TopologyPlacementFailed)" in text
+    assert "no cohort to borrow from: fits" in text  # the quota numbers are still shown
+    assert not view.would_fit
+    flavor = view.to_dict()["podSets"][0]["flavors"][0]
+    assert (flavor["mode"], flavor["quotaMode"], flavor["topology"]) == ("NoFit", "Fit", TOPOLOGY_PLACEMENT_FAILED)
+    # the same Workload waiting for quota keeps its quota-only view
+    plain = quota_view(snapshot, entry, Pending(entry, "WaitingForQuota", "insufficient quota"))
+    assert plain.to_dict()["podSets"][0]["flavors"][0]["topology"] is None

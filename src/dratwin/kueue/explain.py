@@ -16,6 +16,7 @@ from. No I/O: the caller gives the snapshot the cycle left and the cycle's last 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,7 @@ from dratwin.kueue.flavors import (  # the assigner's own rules, reused
 )
 from dratwin.kueue.flavors import shown_amount as shown
 from dratwin.kueue.quota import FlavorResource, QuotaTree, cq_key
+from dratwin.kueue.tas.admission import TOPOLOGY_PLACEMENT_FAILED
 from dratwin.kueue.usage import Inadmissible, WorkloadUsage
 
 QUOTA_RESERVED = "QuotaReserved"
@@ -117,22 +119,33 @@ class FlavorView:
     skipped: str = ""  # Kueue's reason the pods cannot use the flavor (taints, labels)
     resources: list[ResourceLine] = field(default_factory=list)
     chosen: bool = False
+    topology: str = ""  # the quota fits but topology-aware scheduling found no placement: Kueue's reason
 
     @property
-    def mode(self) -> str:
+    def quota_mode(self) -> str:
+        """The mode by quota alone (what the resource lines say)."""
         if self.skipped:
             return "NoFit"
         worst = min((_MODE_ORDER[r.mode] for r in self.resources), default=_MODE_ORDER["Fit"])
         return next(name for name, order in _MODE_ORDER.items() if order == worst)
 
+    @property
+    def mode(self) -> str:
+        """The flavor's mode as Kueue's assigner ends it: a topology that cannot place the pods makes it NoFit."""
+        return "NoFit" if self.topology else self.quota_mode
+
     def lines(self) -> list[str]:
         mark = " (chosen)" if self.chosen else ""
         if self.skipped:
             return [f"flavor {self.name}: skipped: {self.skipped}"]
+        if self.topology:
+            head = f"flavor {self.name}: NoFit: the quota fits, its topology cannot place the pods ({self.topology})"
+            return [head, *(f"  {r.text()}" for r in self.resources)]
         return [f"flavor {self.name}: {self.mode}{mark}", *(f"  {r.text()}" for r in self.resources)]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "mode": self.mode, "chosen": self.chosen, "skipped": self.skipped or None,
+        return {"name": self.name, "mode": self.mode, "quotaMode": self.quota_mode, "chosen": self.chosen,
+                "skipped": self.skipped or None, "topology": self.topology or None,
                 "resources": [r.to_dict() for r in self.resources]}
 
 
@@ -262,18 +275,32 @@ def quota_view(snapshot: Snapshot, entry: Entry, verdict: Admitted | Pending | N
     assignment = assign_flavors(ctx, workload, entry.usage)
     notes = [] if verdict else ["no scheduling cycle tried it: a StrictFIFO ClusterQueue keeps it behind a head "
                                 "that does not fit, so Kueue has written no QuotaReserved condition yet"]
+    topology = verdict.message if verdict is not None and verdict.reason == TOPOLOGY_PLACEMENT_FAILED else ""
     return QuotaView(key, local, entry.cluster_queue, waiting, False, False,
-                     _pod_set_views(snapshot, snapshot.tree, entry, assignment, pending=True), notes)
+                     _pod_set_views(snapshot, snapshot.tree, entry, assignment, pending=True, topology=topology),
+                     notes)
+
+
+def _topology_failed(message: str, pod_sets: Sequence[str], name: str) -> bool:
+    """Whether Kueue's TopologyPlacementFailed ``message`` is about PodSet ``name`` (it names the PodSet it
+    failed on; a message naming none is taken for all)."""
+    if not message:
+        return False
+    named = [p for p in pod_sets if f"pod set {p}:" in message]
+    return not named or name in named
 
 
 def _pod_set_views(snapshot: Snapshot, tree: QuotaTree, entry: Entry, assignment: Assignment,
-                   pending: bool = False) -> list[PodSetView]:
+                   pending: bool = False, topology: str = "") -> list[PodSetView]:
+    """``topology``: Kueue's message when topology-aware scheduling found no placement for the flavors the
+    quota gives (the quota-only assignment is then not what Kueue chose: nothing is)."""
     cq = snapshot.cluster_queues[entry.cluster_queue]
     assert isinstance(entry.usage, WorkloadUsage)
     ctx = FlavorContext(cq, tree, snapshot.flavors, preemption_oracle(snapshot, entry))
     covers_pods = any(PODS_RESOURCE in g.covered_resources for g in cq.spec.resource_groups)
     taken: dict[FlavorResource, int] = {}  # what earlier PodSets were assigned, as the assigner counts it
     views = []
+    names = [p.name for p in entry.workload.spec.pod_sets]
     for index, (pod_set, used) in enumerate(zip(entry.workload.spec.pod_sets, entry.usage.pod_sets, strict=True)):
         requests = {r: a for r, a in used.total.items() if a > 0}
         if covers_pods:
@@ -294,6 +321,10 @@ def _pod_set_views(snapshot: Snapshot, tree: QuotaTree, entry: Entry, assignment
         for group in groups:
             wanted = {r: requests[r] for r in sorted(requests) if r in group.covered_resources}
             flavors += _flavor_views(ctx, entry, pod_set.template.spec, group, wanted, taken, assigned)
+        if _topology_failed(topology, names, used.name):
+            flavors = [dataclasses.replace(f, chosen=False, topology=TOPOLOGY_PLACEMENT_FAILED) if f.chosen else f
+                       for f in flavors]
+            assigned = {}
         views.append(PodSetView(used.name, used.count, flavors, uncovered, assigned))
         for resource, flavor in assigned.items():
             taken[(flavor, resource)] = taken.get((flavor, resource), 0) + requests.get(resource, 0)
