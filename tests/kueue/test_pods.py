@@ -151,6 +151,23 @@ def test_the_pod_webhook_gates_labels_and_finalizes() -> None:
     assert out["metadata"]["annotations"]["kueue.x-k8s.io/role-hash"] == role_hash(out["spec"])
     assert pod_webhook(out)["spec"]["schedulingGates"] == out["spec"]["schedulingGates"]  # gated once
     assert "schedulingGates" in pod["spec"] and "kueue.x-k8s.io/managed" not in pod["metadata"]["labels"]
+    assert "kueue.x-k8s.io/tas" not in out["metadata"]["labels"]  # no topology request: no topology gate
+
+
+def test_the_pod_webhook_gates_a_pod_that_asks_for_topology() -> None:
+    """pod_webhook.go Default with TopologyAwareScheduling: the TAS label and the topology gate after the
+    admission gate; the label named by pod-group-pod-index-label copied into pod-group-pod-index."""
+    pod = a_pod("p", group="g", total="2")
+    pod["metadata"]["labels"]["rank"] = "1"
+    pod["metadata"]["annotations"].update({"kueue.x-k8s.io/podset-required-topology": "rack",
+                                            "kueue.x-k8s.io/pod-group-pod-index-label": "rank"})
+    out = pod_webhook(pod)
+    assert [g["name"] for g in out["spec"]["schedulingGates"]] == [ADMISSION_GATE, "kueue.x-k8s.io/topology"]
+    assert out["metadata"]["labels"]["kueue.x-k8s.io/tas"] == "true"
+    assert out["metadata"]["labels"]["kueue.x-k8s.io/pod-group-pod-index"] == "1"
+    released = admitted_pod(out, [])
+    assert not isinstance(released, InjectionConflict)
+    assert [g["name"] for g in released["spec"]["schedulingGates"]] == ["kueue.x-k8s.io/topology"]  # for the ungater
 
 
 # ---- Workloads -----------------------------------------------------------------------------------

@@ -18,13 +18,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from tests.builders.kueue import local_queue
+from tests.builders.kueue import configuration, local_queue
 from tests.builders.kueue_sim import KueueRig, cpu_queue, kueue_rig, queued_job
-from tests.builders.kueue_tas import HOST, RACK, bound_pod, tas_flavor, tas_node, topology
+from tests.builders.kueue_tas import BLOCK, HOST, RACK, bound_pod, tas_flavor, tas_node, topology
+from tests.builders.manifests import pod as manifest_pod
 from tests.builders.sim import job as plain_job
 
 from dratwin.kueue.tas.request import PREFERRED_ANNOTATION, REQUIRED_ANNOTATION, UNCONSTRAINED_ANNOTATION
 from dratwin.sim.kueue_status import find_condition
+from dratwin.sim.quick_scenario import RUN_FOR
 
 Raw = dict[str, Any]
 
@@ -176,3 +178,86 @@ def test_a_pod_bound_later_is_seen_by_the_next_cycle() -> None:
     rig.run("2m")
     assert _nodes_of(rig, "early") == ["r1-n1"]
     assert _nodes_of(rig, "gang") == ["r2-n1"] * 4 + ["r2-n2"] * 3
+
+
+PODS_ON = configuration(integrations={"frameworks": ["batch/job", "pod"]})
+
+
+def tas_pod(name: str, cpu: str, group: str = "", total: int = 0, annotation: str = REQUIRED,
+            level: str = RACK, index: str = "") -> Raw:
+    """A queued plain pod (of pod group ``group`` of ``total`` pods) annotated for TAS; ``index``: its rank in
+    label ``rank``, named by the ``pod-group-pod-index-label`` annotation."""
+    labels = {"kueue.x-k8s.io/queue-name": "lq", **({"kueue.x-k8s.io/pod-group-name": group} if group else {}),
+              **({"rank": index} if index else {})}
+    annotations = {annotation: "true" if annotation == UNCONSTRAINED else level,
+                   **({"kueue.x-k8s.io/pod-group-total-count": str(total)} if group else {}),
+                   **({"kueue.x-k8s.io/pod-group-pod-index-label": "rank"} if index else {}), RUN_FOR: "10m"}
+    raw = manifest_pod(name, cpu=cpu, labels=labels)
+    raw["metadata"]["annotations"] = annotations
+    return raw
+
+
+def _pod_nodes(rig: KueueRig, prefix: str) -> dict[str, str]:
+    out = {}
+    for key, record in rig.store.state.pods.items():
+        if key.split("/", 1)[1].startswith(prefix):
+            spec = record.raw["spec"]
+            assert not spec.get("schedulingGates"), "the admission and topology gates are lifted"
+            assert record.raw["metadata"]["labels"]["kueue.x-k8s.io/tas"] == "true"
+            assert spec["nodeSelector"][HOST] == spec.get("nodeName"), "placed in the domain it was given"
+            out[key.split("/", 1)[1]] = spec["nodeName"]
+    return out
+
+
+def test_a_pod_group_is_placed_by_topology() -> None:
+    """pod_webhook.go Default: a managed pod asking for TAS gets the kueue.x-k8s.io/topology gate and the TAS
+    label; the group's Workload is admitted with a topology assignment and the ungater puts each pod in its
+    domain. The first group takes rack 1, the second rack 2 (its usage is booked on rack 1's nodes)."""
+    group_a = [tas_pod(f"a-{i}", "4", "a", 4) for i in range(4)]
+    group_b = [tas_pod(f"b-{i}", "4", "b", 4) for i in range(4)]
+    rig = kueue_rig([*tas_cluster(), PODS_ON, *group_a, *group_b])
+    rig.run("1s")
+    placed_a, placed_b = _pod_nodes(rig, "a-"), _pod_nodes(rig, "b-")
+    assert sorted(placed_a.values()) == ["r1-n1", "r1-n1", "r1-n2", "r1-n2"]
+    assert sorted(placed_b.values()) == ["r2-n1", "r2-n1", "r2-n2", "r2-n2"]
+    workload = rig.store.state.workloads["default/a"]
+    assert workload["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]["levels"] == [HOST]
+    assert rig.checker.checks > 0
+
+
+def test_a_pod_group_ranks_follow_its_index_label() -> None:
+    """The webhook copies the label named by pod-group-pod-index-label into kueue.x-k8s.io/pod-group-pod-index;
+    the ungater gives the pod of rank i the i-th slot of the assignment (rack 1's first node first)."""
+    pods = [tas_pod(f"p-{name}", "4", "p", 4, index=str(rank)) for name, rank in
+            (("w", 3), ("x", 2), ("y", 1), ("z", 0))]
+    rig = kueue_rig([*tas_cluster(), PODS_ON, *pods])
+    rig.run("1s")
+    placed = _pod_nodes(rig, "p-")
+    assert placed == {"p-z": "r1-n1", "p-y": "r1-n1", "p-x": "r1-n2", "p-w": "r1-n2"}
+    assert rig.store.state.pods["default/p-w"].raw["metadata"]["labels"]["kueue.x-k8s.io/pod-group-pod-index"] == "3"
+
+
+def test_a_pod_group_too_wide_for_a_rack_stays_gated() -> None:
+    """Required rack, 6 pods of 4 cpu, racks of 16 cpu: TopologyPlacementFailed; the pods keep both gates."""
+    pods = [tas_pod(f"w-{i}", "4", "w", 6) for i in range(6)]
+    rig = kueue_rig([*tas_cluster(), PODS_ON, *pods])
+    rig.run("1s")
+    condition = find_condition(rig.store.state.workloads["default/w"], "QuotaReserved")
+    assert condition["reason"] == "TopologyPlacementFailed", condition
+    gates = rig.store.state.pods["default/w-0"].raw["spec"]["schedulingGates"]
+    assert [g["name"] for g in gates] == ["kueue.x-k8s.io/admission", "kueue.x-k8s.io/topology"]
+
+
+def test_the_domain_of_a_finished_group_is_free_again() -> None:
+    """When a group's pods succeed its Workload is Finished, its TAS usage and its slots released: the next
+    group that needs the rack gets it."""
+    first = [tas_pod(f"a-{i}", "4", "a", 4) for i in range(4)]
+    wide = [tas_pod(f"c-{i}", "8", "c", 4, level=BLOCK) for i in range(4)]  # the whole block, once a is gone
+    rig = kueue_rig([*tas_cluster(), PODS_ON, *first, *wide])
+    rig.run("1s")
+    assert find_condition(rig.store.state.workloads["default/c"], "QuotaReserved")["status"] == "False"
+    rig.run("15m")  # a's pods run 10 minutes; c's from then on
+    assert find_condition(rig.store.state.workloads["default/a"], "Finished")["status"] == "True"
+    assert find_condition(rig.store.state.workloads["default/c"], "Admitted")["status"] == "True"
+    assert sorted(_pod_nodes(rig, "c-").values()) == ["r1-n1", "r1-n2", "r2-n1", "r2-n2"]
+    assert rig.kueue.tas.slots.keys() == {"default/c"}, "the finished group's slots are gone"

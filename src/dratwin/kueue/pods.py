@@ -17,13 +17,19 @@ Follows kubernetes-sigs/kueue (``pkg/controller/jobs/pod``, ``jobs/deployment``,
 - **pod webhook**: a pod with a queue name (outside the namespaces Kueue's default
   ``managedJobsNamespaceSelector`` leaves out, and not owned by a Job Kueue manages) is labelled
   ``kueue.x-k8s.io/managed: "true"``, gets the ``kueue.x-k8s.io/managed`` finalizer, the
-  ``kueue.x-k8s.io/admission`` scheduling gate and its role-hash annotation. The twin does not add Kueue's
-  topology gate to such pods: topology-aware scheduling of plain pods is not modelled;
+  ``kueue.x-k8s.io/admission`` scheduling gate and its role-hash annotation; a pod whose annotations ask for
+  topology-aware scheduling (``podset-required-topology``, ``-preferred-``, ``-unconstrained-``, slices) also
+  gets the ``kueue.x-k8s.io/tas`` label and the ``kueue.x-k8s.io/topology`` gate (TopologyAwareScheduling, on
+  by default), and its index label (``pod-group-pod-index``) copied from the label its
+  ``pod-group-pod-index-label`` annotation names, as ``pod_webhook.go`` Default does (later Kueue releases gate
+  every managed pod and lift the topology gate with the admission gate when the admission has no topology
+  assignment: the released pods are the same);
 - **Workloads**: a pod without a group is a Workload of its own; the pods of one group (namespace and
   ``kueue.x-k8s.io/pod-group-name``) are one Workload named by the group, made once all
   ``pod-group-total-count`` pods exist (with fast admission: once one exists, each role counted to the total);
 - **admission** (the pod reconciler's ``Run``): each gated pod loses the admission gate and gets its flavors'
-  nodeSelector and tolerations (``podset.Merge``), as a Job's template does;
+  nodeSelector and tolerations (``podset.Merge``), as a Job's template does; the topology gate stays for the
+  topology ungater (:mod:`dratwin.sim.kueue_tas`);
 - **finished** (``Finished``): a single pod's Workload when the pod Succeeded or Failed; a group's when
   ``pod-group-total-count`` of its pods Succeeded ("Pods succeeded: n/total."); a failed pod of a group
   waits for its replacement.
@@ -50,6 +56,7 @@ from dratwin.kueue.jobs import (
     workload_name,
 )
 from dratwin.kueue.tas.encoding import remove_scheduling_gate
+from dratwin.kueue.tas.request import POD_GROUP_POD_INDEX_LABEL, TOPOLOGY_SCHEDULING_GATE, is_tas_pod
 
 Raw = dict[str, Any]
 
@@ -64,6 +71,8 @@ ADMISSION_GATE = "kueue.x-k8s.io/admission"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 MANAGED_FINALIZER = MANAGED_LABEL
 ROLE_HASH_ANNOTATION = "kueue.x-k8s.io/role-hash"
+TAS_LABEL = "kueue.x-k8s.io/tas"  # a pod placed by topology-aware scheduling
+POD_GROUP_POD_INDEX_LABEL_ANNOTATION = "kueue.x-k8s.io/pod-group-pod-index-label"
 FAST_ADMISSION_ANNOTATION = "kueue.x-k8s.io/pod-group-fast-admission"
 SERVING_ANNOTATION = "kueue.x-k8s.io/pod-group-serving"
 IS_GROUP_WORKLOAD_ANNOTATION = "kueue.x-k8s.io/is-group-workload"
@@ -163,11 +172,22 @@ def pod_webhook(pod: Mapping[str, Any]) -> Raw:
     if MANAGED_FINALIZER not in finalizers:
         meta["finalizers"] = [*finalizers, MANAGED_FINALIZER]
     spec = out.setdefault("spec", {})
-    gates = list(spec.get("schedulingGates") or [])
-    if not any(g.get("name") == ADMISSION_GATE for g in gates):
-        spec["schedulingGates"] = [*gates, {"name": ADMISSION_GATE}]
-    _annotations(meta)[ROLE_HASH_ANNOTATION] = role_hash(spec)
+    _gate(spec, ADMISSION_GATE)
+    labels, annotations = _labels(meta), _annotations(meta)
+    index_label = annotations.get(POD_GROUP_POD_INDEX_LABEL_ANNOTATION)
+    if index_label is not None:  # the label's value, or "" when the pod has no such label (as Go's map read)
+        labels[POD_GROUP_POD_INDEX_LABEL] = str(labels.get(index_label, ""))
+    if is_tas_pod(annotations):
+        labels[TAS_LABEL] = "true"
+        _gate(spec, TOPOLOGY_SCHEDULING_GATE)
+    annotations[ROLE_HASH_ANNOTATION] = role_hash(spec)
     return out
+
+
+def _gate(spec: Raw, name: str) -> None:
+    gates = list(spec.get("schedulingGates") or [])
+    if not any(g.get("name") == name for g in gates):
+        spec["schedulingGates"] = [*gates, {"name": name}]
 
 
 def gated_by_kueue(pod: Mapping[str, Any]) -> bool:

@@ -249,7 +249,7 @@ class KueueController:
         if record.admitted is not None:
             self.tree.remove_usage(cq_key(record.cluster_queue), record.admitted.assignment.usage)
             self.tas.unbook(record.admitted.entry.workload, record.admitted.assignment)
-            self.tas.released(record.job_key)
+            self.tas.released(record.job_key if record.job else record.key)
             self._holding.pop(record.key, None)
             self._batched.quota_freed(record.cluster_queue)
         self._tell(FINISHED, record)
@@ -512,7 +512,7 @@ class KueueController:
         now = self.engine.now()
         self.tree.remove_usage(cq_key(record.cluster_queue), record.admitted.assignment.usage)
         self.tas.unbook(record.admitted.entry.workload, record.admitted.assignment)
-        self.tas.released(record.job_key)
+        self.tas.released(record.job_key if record.job else record.key)
         self._holding.pop(record.key, None)
         raw = self.state.workloads[record.key]
         status = {k: v for k, v in (raw.get("status") or {}).items() if k != "admission"}

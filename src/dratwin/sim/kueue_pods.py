@@ -13,7 +13,9 @@ pod, with a Workload of its own.
 
 An evicted pod Workload (preemption, the PodsReady timeout) has its pods deleted, as Kueue's ``Stop`` does
 (none in a one-shot run, which evicts nothing); left without pods, the Workload is finalized (Finished,
-out of its queue). Not modelled: excess pods beyond a group's total count are not deleted;
+out of its queue). With topology-aware scheduling (the webhook's topology gate), the released pods are put
+in their assigned domains by the topology ungater (:class:`dratwin.sim.kueue_tas.TasController`) in the same
+moment. Not modelled: excess pods beyond a group's total count are not deleted;
 ``retriable-in-group`` and pod replacement within a group are not followed. PodsReady follows the pods'
 Ready condition (the controller's ``by_pod``); a group's succeeded pods are not counted in.
 """
@@ -32,6 +34,7 @@ from dratwin.cluster.state import PodRecord
 from dratwin.kueue.cycle import Admitted
 from dratwin.kueue.jobs import InjectionConflict, NotQueued
 from dratwin.kueue.pods import admitted_pod, finished, gated_by_kueue, group_key, total_count, workload_for_pods
+from dratwin.kueue.tas.request import POD_GROUP_POD_INDEX_LABEL
 from dratwin.sim.kueue import KueueController
 from dratwin.sim.store import Change, Store
 from dratwin.sim.workloads import pod_phase
@@ -100,7 +103,9 @@ class KueuePods:
         self.kueue.stoppers[key] = lambda: self._stop(key)
 
     def _start(self, workload: str, admission: Admitted) -> None:
-        """The pod reconciler's Run: every gated pod of the Workload released with its flavors."""
+        """The pod reconciler's Run: every gated pod of the Workload released with its flavors (and, with a
+        topology assignment, put in its domain by the topology ungater)."""
+        self.kueue.tas.admitted(workload, admission.assignment)
         self.release(workload, self.kueue.flavors_of(admission))
 
     def release(self, workload: str, flavors: Sequence[ResourceFlavor]) -> str:
@@ -118,6 +123,9 @@ class KueuePods:
         if isinstance(released, InjectionConflict):
             self.kueue.notes.append(f"Pod {pod}: not released: {released.message}")
             return released.message
+        state = self.store.state
+        released = self.kueue.tas.ungate(workload, [released], lambda key: key in state.pods,
+                                         POD_GROUP_POD_INDEX_LABEL)[0]
         self.store.state.update_pod(pod, released, msgspec.convert(released, Pod, strict=False))
         return ""
 

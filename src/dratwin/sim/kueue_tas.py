@@ -16,7 +16,9 @@ the topology ungater (``pkg/controller/tas/topology_ungater.go``) at ``ff69552``
   (the hostname alone when the topology ends with it). Upstream the gate is lifted by a later reconcile;
   here in the same simulated moment, so the pod reaches the scheduler already constrained to its domain.
   A pod with the Job's completion index takes the slot of that rank (Kueue's ``podIndexLabel`` order),
-  any other the first free one; a deleted pod frees its slot for the replacement.
+  any other the first free one; a deleted pod frees its slot for the replacement. The pods of a pod
+  Workload (:mod:`.kueue_pods`: plain pods and pod groups the webhook gated for topology) are ungated the
+  same way when the pod reconciler releases them, ranked by ``kueue.x-k8s.io/pod-group-pod-index``.
 """
 
 from __future__ import annotations
@@ -137,10 +139,12 @@ class TasController:
         for pod_key in gone.held if gone is not None else ():
             self.by_pod.pop(pod_key, None)
 
-    def ungate(self, job_key: str, pods: Sequence[Raw], live: Callable[[str], bool]) -> list[Raw]:
+    def ungate(self, job_key: str, pods: Sequence[Raw], live: Callable[[str], bool],
+               index_label: str = JOB_COMPLETION_INDEX) -> list[Raw]:
         """The Job's new pods as the ungater leaves them: each in its slot's domain, the gate removed. The slots
         of pods no longer ``live`` are free first (a pod's deletion may reach the Job controller, which creates
-        the next pod, before it reaches this)."""
+        the next pod, before it reaches this). ``job_key``: the Job's key, or a pod Workload's own key;
+        ``index_label``: the label that gives a pod's rank (a pod group's ``pod-group-pod-index``)."""
         slots = self.slots.get(job_key)
         if slots is None:
             return list(pods)
@@ -150,7 +154,7 @@ class TasController:
         for pod in pods:
             meta = pod.get("metadata") or {}
             key = f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
-            index = (meta.get("labels") or {}).get(JOB_COMPLETION_INDEX)
+            index = (meta.get("labels") or {}).get(index_label)
             selector = slots.take(key, int(index) if isinstance(index, str) and index.isdigit() else None)
             if selector is None:
                 out.append(pod)
