@@ -26,7 +26,8 @@ from dratwin.cluster.claims import (
     reserve,
     unreserve,
 )
-from dratwin.cluster.workloads import SIMULATION_EPOCH, object_uid
+from dratwin.cluster.naming import object_uid
+from dratwin.cluster.workloads import SIMULATION_EPOCH
 
 Raw = dict[str, Any]
 Key = tuple[str, str]

@@ -15,17 +15,9 @@ from typing import Any
 
 import pytest
 
-from dratwin.cluster.workloads import (
-    SAFE_ALPHABET,
-    SIMULATION_EPOCH,
-    Rejection,
-    WorkloadExpansion,
-    expand_workloads,
-    indexed_job_generate_name,
-    object_uid,
-    safe_encode,
-    template_hash,
-)
+from dratwin.cluster.naming import SAFE_ALPHABET, indexed_job_generate_name, object_uid, safe_encode, template_hash
+from dratwin.cluster.workload_results import Rejection, WorkloadExpansion
+from dratwin.cluster.workloads import SIMULATION_EPOCH, expand_workloads
 from dratwin.errors import InputError, ObjectDecodeError
 
 Raw = dict[str, Any]

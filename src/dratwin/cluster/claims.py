@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dratwin.api.codec import copy_raw
-from dratwin.cluster.workloads import DEFAULT_NAMESPACE, SIMULATION_EPOCH, generated_name, object_uid
+from dratwin.cluster.naming import generated_name, object_uid
+from dratwin.cluster.workloads import DEFAULT_NAMESPACE, SIMULATION_EPOCH
 from dratwin.errors import DratwinError
 
 Raw = dict[str, Any]

@@ -38,8 +38,8 @@ from dratwin.api.loader import LoadedObject
 from dratwin.api.resource import DeviceClass, ResourceClaim
 from dratwin.api.validation_base import Problem, Reporter
 from dratwin.api.validation_compute_domain import validate_compute_domain
+from dratwin.cluster.naming import controller_reference, generated_name, object_uid, template_hash
 from dratwin.cluster.state import ClusterState, pod_claim_keys
-from dratwin.cluster.workloads import controller_reference, generated_name, object_uid, template_hash
 
 Raw = dict[str, Any]
 MAX_NAMES = 3  # nodes or cliques named in one note

@@ -27,44 +27,42 @@ pod-template-hash collision counts, ``minReadySeconds``.
 
 from __future__ import annotations
 
-import difflib
-import hashlib
-import json
 import random
-import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import msgspec
 
-from dratwin.api.codec import copy_raw, decode_as, split_api_version
-from dratwin.api.meta import ObjectMeta
+from dratwin.api.codec import copy_raw, decode_as
 from dratwin.api.workloads import (
     Deployment,
     DeploymentStrategy,
     Job,
     LabelSelector,
-    PriorityClass,
     ReplicaSet,
     StatefulSet,
     label_selector_matches,
 )
+from dratwin.cluster.naming import (
+    controller_reference,
+    generated_name,
+    indexed_job_generate_name,
+    object_uid,
+    pods_prefix,
+    template_hash,
+)
+from dratwin.cluster.priority_admission import Priority, PriorityAdmission, apply_priority
+from dratwin.cluster.workload_results import Rejection, WorkloadExpansion, WorkloadNote
 from dratwin.errors import InputError
 
 Raw = dict[str, Any]
 S = TypeVar("S", bound=msgspec.Struct)
 
-SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-"""``k8s.io/apimachinery/pkg/util/rand`` alphanums: no vowels (no words), no 0/1/3 (no look-alikes)."""
-
 SIMULATION_EPOCH = "2026-01-01T00:00:00Z"
 """The ``creationTimestamp`` of created objects unless the caller passes the simulated clock's time."""
 
 DEFAULT_NAMESPACE = "default"
-RANDOM_SUFFIX_LENGTH = 5
-MAX_GENERATED_NAME_LENGTH = 58  # names.MaxGeneratedNameLength: 63 minus the random suffix
-MAX_SUBDOMAIN_LENGTH = 253
 
 POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
@@ -88,11 +86,6 @@ STATEFULSET_POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 CONTROLLER_REVISION_HASH_LABEL = "controller-revision-hash"
 
-SYSTEM_PRIORITY_CLASSES: Mapping[str, int] = {
-    "system-node-critical": 2_000_001_000,
-    "system-cluster-critical": 2_000_000_000,
-}
-PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 
 # The Deployment annotations that are not copied onto its ReplicaSets (deployment_util.skipCopyAnnotation).
 _NOT_COPIED_TO_REPLICA_SET = frozenset({
@@ -101,123 +94,7 @@ _NOT_COPIED_TO_REPLICA_SET = frozenset({
 })
 
 
-# ---- results -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WorkloadNote:
-    """What happened to one input object, for people: ``workload`` is ``Kind namespace/name``."""
-
-    workload: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.workload}: {self.message}"
-
-
-@dataclass(frozen=True)
-class Rejection:
-    """Something the API server refuses to create; nothing of it exists in the cluster.
-
-    ``stage`` is ``admission`` (a pod that admission plugins refuse, e.g. an unknown PriorityClass),
-    ``validation`` (a workload the API server refuses, so no pod is ever created from it) or ``creation``
-    (a name already taken). ``name`` is the name the API server's message uses: the ``generateName`` for
-    pods that a controller names through the API server. ``count`` is how many create calls fail alike.
-    """
-
-    workload: str
-    stage: str
-    kind: str
-    name: str
-    count: int
-    message: str
-    hint: str = ""
-
-    def __str__(self) -> str:
-        what = f"{self.count} {self.kind}s" if self.count > 1 else self.kind
-        text = f"{self.workload}: {what} rejected at {self.stage}: {self.message}"
-        return f"{text} ({self.hint})" if self.hint else text
-
-
-@dataclass(frozen=True)
-class WorkloadExpansion:
-    """Every pod of the cluster, the ReplicaSets that Deployments create, and what happened to each input.
-
-    ``pods`` are ordered by input object, then by pod index (replica, completion index, ordinal).
-    ``ordered_after`` maps a pod (``namespace/name``) of an OrderedReady StatefulSet to the pod that must be
-    Running and Ready before the StatefulSet controller creates it. The dicts are fresh copies that belong
-    to the caller; treat the mapping as read-only.
-    """
-
-    pods: tuple[Raw, ...] = ()
-    replica_sets: tuple[Raw, ...] = ()
-    notes: tuple[WorkloadNote, ...] = ()
-    rejections: tuple[Rejection, ...] = ()
-    ordered_after: Mapping[str, str] = field(default_factory=dict)
-
-
-# ---- naming helpers ------------------------------------------------------------------------------
-
-
-def safe_encode(text: str) -> str:
-    """``rand.SafeEncodeString``: each byte mapped onto :data:`SAFE_ALPHABET`."""
-    return "".join(SAFE_ALPHABET[b % len(SAFE_ALPHABET)] for b in text.encode())
-
-
-def random_suffix(rng: random.Random, length: int = RANDOM_SUFFIX_LENGTH) -> str:
-    """``utilrand.String(5)``, drawn from ``rng``."""
-    return "".join(rng.choice(SAFE_ALPHABET) for _ in range(length))
-
-
-def generated_name(generate_name: str, rng: random.Random) -> str:
-    """The name the API server gives an object created with ``generateName`` (base cut to 58 characters)."""
-    return generate_name[:MAX_GENERATED_NAME_LENGTH] + random_suffix(rng)
-
-
-def template_hash(template: Any) -> str:
-    """A stable hash of a pod template in the shape of ``controller.ComputeHash`` (FNV-32a, safe-encoded)."""
-    data = json.dumps(template, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    value = 0x811C9DC5
-    for byte in data.encode():
-        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return safe_encode(str(value))
-
-
-_UID_NAMESPACE = uuid.UUID("6f1c8e2a-3b7d-5e4f-9a10-d7a7f1e0c0de")
-
-
-def object_uid(api_version: str, kind: str, namespace: str, name: str) -> str:
-    """A deterministic uid for an object that has none: the same object always gets the same uid.
-
-    It is ``uuid.uuid5(_UID_NAMESPACE, "group/kind/namespace/name")``, computed without the UUID object
-    (seven times faster; every pod and generated claim gets one)."""
-    group = split_api_version(api_version)[0]
-    digest = bytearray(hashlib.sha1(_UID_NAMESPACE.bytes + f"{group}/{kind}/{namespace}/{name}".encode()).digest())
-    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
-    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
-    text = digest[:16].hex()
-    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
-
-
-def controller_reference(api_version: str, kind: str, name: str, uid: str) -> Raw:
-    """``metav1.NewControllerRef``: controller and blockOwnerDeletion set."""
-    return {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid,
-            "controller": True, "blockOwnerDeletion": True}
-
-
-def pods_prefix(controller_name: str) -> str:
-    """``controller.getPodsPrefix``: ``<name>-`` unless that would not be a valid name prefix."""
-    prefix = f"{controller_name}-"
-    return prefix if len(prefix) <= MAX_SUBDOMAIN_LENGTH else controller_name
-
-
-def indexed_job_generate_name(job_name: str, index: int) -> str:
-    """``podGenerateNameWithIndex``: ``<job>-<index>-``, the job name cut so the index survives."""
-    append = f"-{index}-"
-    prefix = job_name + append
-    if len(prefix) > MAX_GENERATED_NAME_LENGTH:
-        prefix = prefix[: MAX_GENERATED_NAME_LENGTH - len(append)] + append
-    return prefix
+# ---- selectors in validation messages ---------------------------------------------------------
 
 
 def _selector_is_empty(selector: LabelSelector) -> bool:
@@ -242,84 +119,6 @@ def _go_selector(selector: LabelSelector) -> str:
     else:
         expressions = "[]v1.LabelSelectorRequirement(nil)"
     return f"v1.LabelSelector{{MatchLabels:{labels}, MatchExpressions:{expressions}}}"
-
-
-# ---- the priority admission plugin ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Priority:
-    class_name: str
-    value: int
-    preemption_policy: str
-
-
-class _PriorityAdmission:
-    """``plugin/pkg/admission/priority`` on pod create: resolve ``priorityClassName`` into ``priority``.
-
-    The globalDefault class applies to pods that name none (the lowest value wins if several claim to be
-    the default); without one, priority is 0. The system classes exist in every cluster.
-    """
-
-    def __init__(self, classes: Sequence[PriorityClass]) -> None:
-        self.classes: dict[str, PriorityClass] = {
-            name: PriorityClass(metadata=ObjectMeta(name=name), value=value)
-            for name, value in SYSTEM_PRIORITY_CLASSES.items()
-        }
-        for pc in classes:
-            self.classes[pc.metadata.name] = pc
-        defaults = [pc for pc in classes if pc.global_default]
-        self.default = min(defaults, key=lambda pc: (pc.value, pc.metadata.name)) if defaults else None
-
-    @classmethod
-    def from_objects(cls, objects: Sequence[Raw]) -> _PriorityAdmission:
-        classes = []
-        for raw in objects:
-            if raw.get("kind") == "PriorityClass" and split_api_version(str(raw.get("apiVersion") or ""))[0] == \
-                    "scheduling.k8s.io":
-                name = (raw.get("metadata") or {}).get("name") or "<unnamed>"
-                classes.append(decode_as(raw, PriorityClass, f"PriorityClass {name}"))
-        return cls(classes)
-
-    def admit(self, spec: Mapping[str, Any]) -> _Priority | tuple[str, str]:
-        """The resolved priority, or (the reason the plugin gives, a hint)."""
-        named = str(spec.get("priorityClassName") or "")
-        if not named:
-            if self.default is None:
-                resolved = _Priority("", 0, PREEMPT_LOWER_PRIORITY)
-            else:
-                resolved = _Priority(self.default.metadata.name, self.default.value,
-                                     self.default.preemption_policy or PREEMPT_LOWER_PRIORITY)
-        else:
-            pc = self.classes.get(named)
-            if pc is None:
-                return (f"no PriorityClass with name {named} was found", self._unknown_hint(named))
-            resolved = _Priority(named, pc.value, pc.preemption_policy or PREEMPT_LOWER_PRIORITY)
-        written = spec.get("priority")
-        if written is not None and written != resolved.value:
-            return (f"the integer value of priority ({written}) must not be provided in pod spec; priority "
-                    f"admission controller computed {resolved.value} from the given PriorityClass name",
-                    "remove spec.priority; it is computed from spec.priorityClassName")
-        policy = spec.get("preemptionPolicy")
-        if policy and policy != resolved.preemption_policy:
-            return (f"the string value of PreemptionPolicy ({policy}) must not be provided in pod spec; priority "
-                    f"admission controller computed {resolved.preemption_policy} from the given PriorityClass name",
-                    "remove spec.preemptionPolicy or set it on the PriorityClass")
-        return resolved
-
-    def _unknown_hint(self, name: str) -> str:
-        known = sorted(self.classes)
-        close = difflib.get_close_matches(name, known, 1)
-        if close:
-            return f'did you mean "{close[0]}"? known classes: {", ".join(known)}'
-        return f"create the PriorityClass or use one of: {', '.join(known)}"
-
-
-def _apply_priority(spec: Raw, priority: _Priority) -> None:
-    if priority.class_name:
-        spec["priorityClassName"] = priority.class_name
-    spec["priority"] = priority.value
-    spec["preemptionPolicy"] = priority.preemption_policy
 
 
 # ---- the expansion -------------------------------------------------------------------------------
@@ -363,7 +162,7 @@ class _Expansion:
         self.objects = objects
         self.rng = rng
         self.now = creation_timestamp
-        self.priority = _PriorityAdmission.from_objects(objects)
+        self.priority = PriorityAdmission.from_objects(objects)
         self.pods: list[Raw] = []
         self.replica_sets: list[Raw] = []
         self.notes: list[WorkloadNote] = []
@@ -476,10 +275,10 @@ class _Expansion:
     def _reject(self, ref: str, stage: str, kind: str, name: str, count: int, message: str, hint: str) -> None:
         self.rejections.append(Rejection(ref, stage, kind, name, count, message, hint))
 
-    def _admit(self, ref: str, template_spec: Raw, pod_name: str, count: int) -> _Priority | None:
+    def _admit(self, ref: str, template_spec: Raw, pod_name: str, count: int) -> Priority | None:
         """Priority admission for ``count`` pods built from one template; a Rejection when refused."""
         admitted = self.priority.admit(template_spec)
-        if isinstance(admitted, _Priority):
+        if isinstance(admitted, Priority):
             return admitted
         reason, hint = admitted
         # admission.NewForbidden names the pod by its generateName when the name is not generated yet.
@@ -537,7 +336,7 @@ class _Expansion:
         priority = self._admit(f"Pod {namespace}/{name}", spec, name, 1)
         if priority is None:
             return
-        _apply_priority(spec, priority)
+        apply_priority(spec, priority)
         status = pod["status"] = dict(raw.get("status") or {})
         status.setdefault("phase", "Pending")
         self._add_pod(pod, namespace, name)
@@ -621,7 +420,7 @@ class _Expansion:
         owner = controller_reference(_APPS, "ReplicaSet", name, uid)
         for _ in range(replicas):
             draft = self._draft(template)
-            _apply_priority(draft.spec, priority)
+            apply_priority(draft.spec, priority)
             self._emit_pod(draft, namespace, self._fresh_name("Pod", namespace, prefix), prefix, owner)
         self.notes.append(WorkloadNote(ref, f"{replicas} pod{'s' if replicas != 1 else ''}"))
 
@@ -669,7 +468,7 @@ class _Expansion:
             if spec.service_name:
                 draft.spec["subdomain"] = spec.service_name
             _stateful_set_volumes(draft.spec, [t.metadata.name for t in spec.volume_claim_templates], name, ordinal)
-            _apply_priority(draft.spec, priority)
+            apply_priority(draft.spec, priority)
             self._emit_pod(draft, namespace, pod_name, "", owner)
             created += 1
             if policy == "OrderedReady" and previous:
@@ -765,7 +564,7 @@ class _Expansion:
                 generate = indexed_job_generate_name(name, index)
                 if spec.backoff_limit_per_index is not None:
                     draft.annotations[JOB_INDEX_FAILURE_COUNT_ANNOTATION] = "0"
-            _apply_priority(draft.spec, priority)
+            apply_priority(draft.spec, priority)
             self._emit_pod(draft, namespace, self._fresh_name("Pod", namespace, generate), generate, owner)
         more = "" if completions is None or active >= completions else \
             f", the rest as pods succeed (up to {completions} completions)"

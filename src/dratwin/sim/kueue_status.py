@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from dratwin.cluster.workloads import object_uid
+from dratwin.cluster.naming import object_uid
 
 Raw = dict[str, Any]
 

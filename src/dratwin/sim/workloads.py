@@ -33,8 +33,9 @@ from dratwin.api.codec import decode_as
 from dratwin.api.resource import ResourceClaimTemplate
 from dratwin.api.workloads import Job
 from dratwin.cluster.load import add_created_pods
+from dratwin.cluster.naming import generated_name, object_uid
 from dratwin.cluster.state import PodRecord
-from dratwin.cluster.workloads import SIMULATION_EPOCH, expand_workloads, generated_name, object_uid
+from dratwin.cluster.workloads import SIMULATION_EPOCH, expand_workloads
 from dratwin.kueue.pods import owner_webhook
 from dratwin.scenario.model import Arrival
 from dratwin.scheduler.framework import PodInfo
