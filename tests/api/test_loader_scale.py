@@ -18,7 +18,8 @@ from dratwin.api.codec import dump_json, dump_yaml, format_json, write_list
 from dratwin.api.loader import load_text
 from dratwin.api.validation import validate_objects
 from dratwin.api.yaml_reader import read_documents
-from dratwin.cluster.generate import NodeGroup, generate_groups
+from dratwin.cluster.generate import generate_groups
+from dratwin.cluster.generate_options import NodeGroup
 from dratwin.errors import InputError
 
 

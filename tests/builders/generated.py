@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from dratwin.api.loader import LoadedObject, SourceLocation
-from dratwin.cluster.generate import GeneratedCluster, GenerateOptions, generate, parse_node_group
+from dratwin.cluster.generate import GeneratedCluster, generate
+from dratwin.cluster.generate_options import GenerateOptions, parse_node_group
 
 Raw = dict[str, Any]
 

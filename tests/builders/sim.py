@@ -177,7 +177,8 @@ def with_pod_annotations(workload: Raw, annotations: Mapping[str, str]) -> Raw:
 
 def karpenter_nodes(nodepool_name: str, instance_type: str, count: int = 1) -> list[Raw]:
     """Nodes Karpenter launched before the run (labelled with their NodePool), with their ResourceSlices."""
-    from dratwin.cluster.generate import KARPENTER, GenerateOptions, NodeGroup, generate
+    from dratwin.cluster.generate import generate
+    from dratwin.cluster.generate_options import KARPENTER, GenerateOptions, NodeGroup
 
     generated = generate(GenerateOptions(groups=(NodeGroup(instance_type, count),), nodepool=nodepool_name,
                                          name_prefix=f"{nodepool_name}-old", provisioner=KARPENTER), load_catalog())

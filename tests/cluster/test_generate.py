@@ -21,13 +21,12 @@ from dratwin.api.validation import validate_objects
 from dratwin.catalog import UnknownInstanceTypeError, load_catalog
 from dratwin.catalog._data import data_yaml
 from dratwin.cel import SelectorCompiler  # type: ignore[attr-defined, unused-ignore]
-from dratwin.cluster.generate import (
-    GeneratedCluster,
+from dratwin.cluster.generate import GeneratedCluster, generate
+from dratwin.cluster.generate_options import (
     GenerateError,
     GenerateOptions,
     MigRequest,
     NodeGroup,
-    generate,
     parse_mig_request,
     parse_node_group,
     parse_taint,

@@ -11,7 +11,7 @@ from dratwin.api.validation import validate_objects
 from dratwin.catalog import neuron_shape
 from dratwin.catalog.neuron import GROUP_ATTRIBUTES
 from dratwin.cel import SelectorCompiler  # type: ignore[attr-defined, unused-ignore]
-from dratwin.cluster.generate import GenerateError
+from dratwin.cluster.generate_options import GenerateError
 from dratwin.cluster.neuron import rdma_device
 
 NEURON, EFA = "neuron.aws.com", "dra.net"

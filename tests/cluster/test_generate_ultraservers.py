@@ -17,7 +17,8 @@ from dratwin.api.loader import LoadedObject, SourceLocation
 from dratwin.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from dratwin.api.validation import validate_objects
 from dratwin.cel import SelectorCompiler  # type: ignore[attr-defined, unused-ignore]
-from dratwin.cluster.generate import GeneratedCluster, GenerateOptions, generate, parse_node_group
+from dratwin.cluster.generate import GeneratedCluster, generate
+from dratwin.cluster.generate_options import GenerateOptions, parse_node_group
 
 CLIQUE = "nvidia.com/gpu.clique"
 CD_DRIVER = "compute-domain.nvidia.com"

@@ -20,7 +20,8 @@ import yaml
 from dratwin.allocator.features import Features
 from dratwin.api.loader import load_text
 from dratwin.catalog import load_catalog
-from dratwin.cluster.generate import GenerateOptions, MigRequest, NodeGroup, generate
+from dratwin.cluster.generate import generate
+from dratwin.cluster.generate_options import GenerateOptions, MigRequest, NodeGroup
 from dratwin.cluster.load import LoadedCluster, load_cluster
 from dratwin.provisioner.budgets import Budget, Cron, NodePoolPolicy, go_duration
 from dratwin.provisioner.consolidation import (

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from tests.builders.plan import launched, nodepool, pod, run_plan
 
-from dratwin.cluster.generate import GenerateOptions, NodeGroup, generate
+from dratwin.cluster.generate import generate
+from dratwin.cluster.generate_options import GenerateOptions, NodeGroup
 from dratwin.provisioner.labels import AUTO_MODE, KARPENTER, KeyKind, LabelSet, foreign_key_hint
 from dratwin.twin.plan import PlanError, PlanReport
 

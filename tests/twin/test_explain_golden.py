@@ -42,7 +42,8 @@ from tests.builders.manifests import (
 )
 
 from dratwin.cli.main import main
-from dratwin.cluster.generate import GenerateOptions, NodeGroup, generate
+from dratwin.cluster.generate import generate
+from dratwin.cluster.generate_options import GenerateOptions, NodeGroup
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"

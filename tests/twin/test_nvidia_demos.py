@@ -14,7 +14,8 @@ from tests.conftest import DRIVERS
 from dratwin.api.loader import load_paths, load_text
 from dratwin.api.validation import validate_objects
 from dratwin.cel import SelectorCompiler  # type: ignore[attr-defined, unused-ignore]
-from dratwin.cluster.generate import GenerateOptions, MigRequest, NodeGroup, generate
+from dratwin.cluster.generate import generate
+from dratwin.cluster.generate_options import GenerateOptions, MigRequest, NodeGroup
 from dratwin.twin.schedule import ScheduleReport
 
 DEMOS = Path(__file__).resolve().parents[1] / "data" / "nvidia-demos"

@@ -9,7 +9,8 @@ from typing import Any
 
 from dratwin.api.codec import write_list
 from dratwin.catalog import load_catalog, ultraservers
-from dratwin.cluster.generate import (
+from dratwin.cluster.generate import generate_stream
+from dratwin.cluster.generate_options import (
     AUTO_MODE,
     DEVICE_PLUGIN,
     DRA,
@@ -21,7 +22,6 @@ from dratwin.cluster.generate import (
     MigRequest,
     NodeGroup,
     NodeTaint,
-    generate_stream,
     parse_mig_request,
     parse_node_group,
     parse_taint,

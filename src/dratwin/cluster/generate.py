@@ -62,146 +62,48 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dratwin.api.karpenter import AUTO_MODE_LABELS
 from dratwin.catalog import (
     Catalog,
-    InstanceType,
-    MigInstance,
-    MigLayout,
-    UnknownMigProfileError,
-    captured_topology,
-    classic_memory,
     load_catalog,
-    mig_layout,
 )
-from dratwin.catalog.dranet import live_efas
-from dratwin.catalog.neuron import NeuronShape, neuron_shape
-from dratwin.catalog.resources import AUTO_MODE_ROOT_VOLUME_GIB, DEFAULT_MAX_PODS, KARPENTER_ROOT_VOLUME_GIB
+from dratwin.catalog.resources import AUTO_MODE_ROOT_VOLUME_GIB, KARPENTER_ROOT_VOLUME_GIB
+from dratwin.cluster.generate_options import (
+    AUTO_MODE,
+    AUTO_MODE_INSTANCE_LABELS,
+    DRA,
+    EFA_DRIVER,
+    EKS_LABEL,
+    GPU_DRIVER,
+    KARPENTER,
+    MANAGER_LABEL_EFA,
+    MANAGER_LABEL_NVIDIA,
+    MANAGERS,
+    MAX_NODES,
+    NODE_GROUP,
+    PROVISIONERS,
+    GenerateError,
+    GenerateOptions,
+    NodeGroup,
+    neuron_manager,
+)
 from dratwin.cluster.neuron import (
     NEURON_DRIVER,
     Placement,
     neuron_devices,
-    neuron_efa_attributes,
-    rdma_device,
     ultraserver_labels,
 )
 from dratwin.cluster.node_groups import karpenter_capacity_block_labels, node_group_labels
 from dratwin.cluster.nvlink_domains import COMPUTE_DOMAIN_DRIVER, Fabric, compute_domain_devices, expand_groups
-from dratwin.errors import InputError
+from dratwin.cluster.type_plans import TypePlan, TypePlanner, string_attribute
 
-DRA, DEVICE_PLUGIN = "dra", "device-plugin"
-MANAGERS = (DRA, DEVICE_PLUGIN)
-KARPENTER, AUTO_MODE, NODE_GROUP = "karpenter", "auto-mode", "node-group"
-PROVISIONERS = (KARPENTER, AUTO_MODE, NODE_GROUP)
-EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-MAX_NODES = 10_000
-
-GPU_DRIVER = "gpu.nvidia.com"
-EFA_DRIVER = "dra.net"
-PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
-PCI_BUS_ID = "resource.kubernetes.io/pciBusID"
-NUMA_NODE = "resource.kubernetes.io/numaNode"
-# Node-wide values of the p5.48xlarge capture (any R580 driver is plausible on the EKS AL2023 NVIDIA AMI).
-DRIVER_VERSION = "580.126.9"
-CUDA_DRIVER_VERSION = "13.0.0"
-ADDRESSING_MODE = "HMM"
-EFA_PCI_DEVICE = "Elastic Fabric Adapter (EFA)"
-EFA_PCI_VENDOR = "Amazon.com, Inc."
-EKS_LABEL = "eks.amazonaws.com/"
-MANAGER_LABEL_NVIDIA = "eks.amazonaws.com/device-manager-nvidia"
-MANAGER_LABEL_EFA = "eks.amazonaws.com/device-manager-efa"
-# Instance labels EKS Auto Mode sets (as eks.amazonaws.com/instance-*): EKS User Guide, create-node-pool.
-AUTO_MODE_INSTANCE_LABELS = frozenset(k.removeprefix(EKS_LABEL) for k in AUTO_MODE_LABELS) - {"compute-type"}
 _UUID_NAMESPACE = uuid.UUID("0d6f6a8e-5a0c-5c1e-9f6b-2d1c3e4f5a6b")
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand
 _ZONE = re.compile(r"^(?P<region>[a-z]{2}(?:-[a-z]+)+-\d+)(?:-[a-z]+-\d+)?[a-z]$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_QUALIFIED_NAME = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-
-
-class GenerateError(InputError):
-    """Options that cannot produce a cluster (bad syntax, unknown MIG profile, impossible layout)."""
-
-
-# ---- options -----------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class NodeGroup:
-    """``count`` nodes of one instance type."""
-
-    instance_type: str
-    count: int = 1
-
-
-@dataclass(frozen=True)
-class MigRequest:
-    """A MIG profile for every MIG-capable GPU: ``count`` instances per GPU, or as many as fit (None)."""
-
-    profile: str
-    count: int | None = None
-
-
-@dataclass(frozen=True)
-class NodeTaint:
-    key: str
-    value: str
-    effect: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"key": self.key, **({"value": self.value} if self.value else {}), "effect": self.effect}
-
-
-@dataclass(frozen=True)
-class GenerateOptions:
-    groups: tuple[NodeGroup, ...]
-    gpu_manager: str = DRA
-    efa_manager: str = DRA
-    neuron_manager: str | None = None  # None: the DRA driver with Karpenter, the device plugin on EKS Auto Mode
-    mig: tuple[MigRequest, ...] = ()
-    zones: tuple[str, ...] = ("us-east-1a",)
-    name_prefix: str | None = None
-    provisioner: str = KARPENTER
-    nodepool: str = "default"
-    taints: tuple[NodeTaint, ...] = ()
-    first_node_index: int = 0  # where node names and IPs start: clusters generated in parts never collide
-
-
-def parse_node_group(text: str) -> NodeGroup:
-    """``p5.48xlarge=4`` (or ``p5.48xlarge`` for one node)."""
-    name, sep, count = text.partition("=")
-    name = name.strip()
-    if not name or (sep and not count.strip().isdigit()) or (sep and int(count) < 1):
-        raise GenerateError(f"bad instance type {text!r}: expected TYPE=COUNT with COUNT >= 1, e.g. p5.48xlarge=4")
-    return NodeGroup(name, int(count) if sep else 1)
-
-
-def parse_mig_request(text: str) -> MigRequest:
-    """``1g.10gb`` (fill every GPU) or ``3g.40gb=1`` (that many per GPU)."""
-    profile, sep, count = text.partition("=")
-    profile = profile.strip()
-    if not re.fullmatch(r"\d+g\.\d+gb(\+me)?", profile) or (sep and not count.strip().isdigit()):
-        raise GenerateError(f"bad MIG profile {text!r}: expected PROFILE or PROFILE=COUNT, e.g. 1g.10gb or 3g.40gb=1")
-    if sep and int(count) < 1:
-        raise GenerateError(f"bad MIG profile {text!r}: COUNT must be at least 1")
-    return MigRequest(profile, int(count) if sep else None)
-
-
-def parse_taint(text: str) -> NodeTaint:
-    """``key[=value]:Effect``, as ``kubectl taint`` writes it."""
-    spec, _, effect = text.rpartition(":")
-    key, _, value = spec.partition("=")
-    if not key or effect not in EFFECTS or not _QUALIFIED_NAME.match(key):
-        raise GenerateError(
-            f"bad taint {text!r}: expected KEY[=VALUE]:EFFECT with EFFECT one of {', '.join(EFFECTS)}, "
-            "e.g. nvidia.com/gpu:NoSchedule"
-        )
-    return NodeTaint(key, value, effect)
-
 
 # ---- result ------------------------------------------------------------------------------------------------
 
@@ -216,294 +118,6 @@ class GeneratedCluster:
     def objects(self) -> list[dict[str, Any]]:
         """Nodes first, then ResourceSlices, as ``kubectl get nodes,resourceslices`` lists them."""
         return [*self.nodes, *self.slices]
-
-
-# ---- per instance type: what every node of the type publishes ----------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Gpu:
-    attributes: Mapping[str, dict[str, Any]]  # without uuid
-    memory: str
-    pcie_root: str | None
-
-
-@dataclass(frozen=True)
-class _Efa:
-    name: str
-    attributes: Mapping[str, dict[str, Any]]
-
-
-@dataclass
-class _TypePlan:
-    it: InstanceType
-    nvidia: bool
-    gpu_dra: bool
-    efa_dra: bool
-    gpus: list[_Gpu] = field(default_factory=list)
-    efas: list[_Efa] = field(default_factory=list)
-    mig: list[MigInstance] | None = None
-    extended: dict[str, int] = field(default_factory=dict)
-    neuron: NeuronShape | None = None  # the Neuron device layout (its EFAs' devicegroup ids need it either way)
-    neuron_dra: bool = False
-
-
-def _string(value: str) -> dict[str, Any]:
-    return {"string": value}
-
-
-def _version(value: str) -> dict[str, Any]:
-    parts = value.split(".")
-    return {"version": ".".join(parts + ["0"] * (3 - len(parts)))}
-
-
-def _bus(root: str) -> tuple[str, int]:
-    domain, _, bus = root.removeprefix("pci").partition(":")
-    return domain, int(bus, 16)
-
-
-class _Planner:
-    def __init__(self, options: GenerateOptions, warnings: list[str]) -> None:
-        self.options = options
-        self.warnings = warnings
-        self.mig_used = False
-
-    def warn(self, text: str) -> None:
-        if text not in self.warnings:
-            self.warnings.append(text)
-
-    def plan(self, it: InstanceType) -> _TypePlan:
-        it.node_resources()  # fails early for types without vCPU/memory
-        nvidia = it.gpus is not None and it.gpus.manufacturer == "nvidia"
-        plan = _TypePlan(
-            it,
-            nvidia=nvidia,
-            gpu_dra=nvidia and self.options.gpu_manager == DRA,
-            efa_dra=it.efa_count > 0 and self.options.efa_manager == DRA,
-        )
-        if it.unverified:
-            self.warn(f"{it.name}: the catalog marks {', '.join(it.unverified)} as unverified")
-        if it.max_pods is None:
-            self.warn(f"{it.name}: not on Karpenter's instance-types page, so its ENI-limited max pods is unknown; "
-                      f"using {DEFAULT_MAX_PODS}, the kubelet default")
-        if nvidia:
-            self._plan_gpus(plan)
-        elif it.gpus is not None:
-            plan.extended["amd.com/gpu"] = it.gpus.count
-            if self.options.gpu_manager == DRA:
-                self.warn(f"{it.name}: no DRA driver for {it.gpus.manufacturer.upper()} GPUs is modelled; its "
-                          f"{it.gpus.count} GPU(s) are advertised by the device plugin as amd.com/gpu")
-        if it.neuron is not None:
-            self._plan_neuron(plan)
-        if it.efa_count:
-            if plan.efa_dra:
-                self._plan_efas(plan)
-            else:
-                plan.extended["vpc.amazonaws.com/efa"] = it.efa_count
-        return plan
-
-    # -- GPUs --
-
-    def _plan_gpus(self, plan: _TypePlan) -> None:
-        it = plan.it
-        assert it.gpus is not None
-        meta = it.dra.gpu if it.dra is not None else None
-        product = meta.product_name if meta is not None else it.gpus.model
-        count = meta.count if meta is not None else it.gpus.count
-        plan.mig = self._plan_mig(it, product)
-        if not plan.gpu_dra:
-            if plan.mig is None:
-                plan.extended["nvidia.com/gpu"] = count
-            else:
-                for instance in plan.mig:
-                    key = f"nvidia.com/mig-{instance.profile.name}"
-                    plan.extended[key] = plan.extended.get(key, 0) + count
-            return
-        if meta is None:
-            self.warn(f"{it.name}: no Karpenter DRA device metadata for this type; its {count} GPU(s) come from "
-                      f"the EC2 catalog without {PCIE_ROOT} or {NUMA_NODE} (topology unknown: claims that align "
-                      "GPUs with EFAs or NUMA nodes cannot be satisfied on it)")
-        captured = captured_topology(it.name)
-        roots = [d.pcie_root for d in meta.devices] if meta is not None else [None] * count
-        efa_numa = {d.pcie_root: d.numa_node for d in (it.dra.efa.devices if it.dra and it.dra.efa else ())
-                    if d.numa_node is not None}
-        bus_ids = _gpu_bus_ids(roots)
-        for index in range(count):
-            root = roots[index]
-            numa: int | None = efa_numa.get(root) if root else None
-            bus_id = bus_ids[index]
-            if captured is not None and index < len(captured.gpus) and captured.gpus[index].pcie_root == root:
-                bus_id, numa = captured.gpus[index].pci_bus_id, captured.gpus[index].numa_node
-            attributes: dict[str, dict[str, Any]] = {
-                "addressingMode": _string(ADDRESSING_MODE),
-                "brand": _string(meta.brand if meta is not None else "Nvidia"),
-                "cudaDriverVersion": _version(CUDA_DRIVER_VERSION),
-                "driverVersion": _version(DRIVER_VERSION),
-                "productName": _string(product),
-                PCI_BUS_ID: _string(bus_id),
-            }
-            architecture = meta.architecture if meta is not None else it.gpus.architecture
-            if architecture:
-                attributes["architecture"] = _string(architecture)
-            capability = meta.cuda_compute_capability if meta is not None else it.gpus.cuda_compute_capability
-            if capability:
-                attributes["cudaComputeCapability"] = _version(capability)
-            if numa is not None:
-                attributes[NUMA_NODE] = {"int": numa}
-            if root:
-                attributes[PCIE_ROOT] = _string(root)
-            memory = classic_memory(product) or (meta.memory if meta is not None else self._catalog_memory(it))
-            plan.gpus.append(_Gpu(dict(sorted(attributes.items())), memory, root))
-
-    def _catalog_memory(self, it: InstanceType) -> str:
-        assert it.gpus is not None
-        if it.gpus.memory_mib is not None:
-            return f"{it.gpus.memory_mib}Mi"
-        if it.gpus.memory_gb_nominal is not None:
-            self.warn(f"{it.name}: GPU memory is NVIDIA's nominal {it.gpus.memory_gb_nominal:g} GB (EC2's value is "
-                      "not in the catalog)")
-            return f"{it.gpus.memory_gb_nominal:g}G"
-        raise GenerateError(f"{it.name}: the catalog has no GPU memory for {it.gpus.model}")
-
-    def _plan_mig(self, it: InstanceType, product: str) -> list[MigInstance] | None:
-        if not self.options.mig:
-            return None
-        layout: MigLayout | None = mig_layout(product)
-        if layout is None:
-            known = "MIG-capable GPUs with a profile table: A100, H100, H200, B200"
-            self.warn(f"{it.name}: {product} has no MIG profile table in dratwin ({known}); its GPUs stay whole")
-            return None
-        specs = [(m.profile, m.count) for m in self.options.mig]
-        try:
-            instances = layout.plan(specs)
-        except UnknownMigProfileError as error:
-            raise GenerateError(f"{it.name}: {error}") from error
-        if layout.estimated:
-            self.warn(f"{it.name}: the MIG table of {product} is an estimate (no captured driver output): its "
-                      "MIG memory capacities may differ from a real node's")
-        self.mig_used = True
-        return instances
-
-    # -- Neuron devices --
-
-    def _plan_neuron(self, plan: _TypePlan) -> None:
-        it = plan.it
-        assert it.neuron is not None
-        plan.neuron = neuron_shape(it.name)
-        if neuron_manager(self.options) == DRA and plan.neuron is not None:
-            plan.neuron_dra = True
-            if plan.neuron.ultraserver:
-                self.warn(f"{it.name}: each UltraServer node is published as one neuron_node device (the unit the "
-                          "Neuron docs' claims take); its name, and that the node publishes no neuron_device, are "
-                          "inferred: the driver's source is not public")
-            return
-        if neuron_manager(self.options) == DRA:
-            self.warn(f"{it.name}: dratwin has no layout of its Neuron devices (dratwin/data/neuron-devices.yaml); "
-                      f"its {it.neuron.count} device(s) are advertised by the Neuron device plugin")
-        plan.extended["aws.amazon.com/neuron"] = it.neuron.count
-        if it.neuron.cores:
-            plan.extended["aws.amazon.com/neuroncore"] = it.neuron.cores
-
-    # -- EFAs --
-
-    def _plan_neuron_efas(self, plan: _TypePlan, shape: NeuronShape) -> None:
-        """The EFAs of a Neuron type: the connected-device maps' addresses, DRANET's devicegroup ids."""
-        self.warn(f"{plan.it.name}: the PCIe roots and NUMA nodes of its EFAs are not known, so they are published "
-                  f"without {PCIE_ROOT} and dra.net/numaNode; align Neuron devices and EFAs with matchAttribute "
-                  "resource.aws.com/devicegroup<N>_id")
-        for address in shape.efa_addresses:
-            attributes: dict[str, dict[str, Any]] = {
-                "dra.net/pciAddress": _string(address),
-                "dra.net/pciDevice": _string(EFA_PCI_DEVICE),
-                "dra.net/pciVendor": _string(EFA_PCI_VENDOR),
-                "dra.net/rdma": {"bool": True},
-                **neuron_efa_attributes(shape, address),
-            }
-            if shape.efa_subsystem:
-                attributes["dra.net/pciSubsystem"] = _string(shape.efa_subsystem)
-            rdma = rdma_device(address)
-            if rdma:
-                attributes["dra.net/rdmaDevice"] = _string(rdma)
-            plan.efas.append(_Efa("pci-" + re.sub(r"[:.]", "-", address), dict(sorted(attributes.items()))))
-
-    def _plan_efas(self, plan: _TypePlan) -> None:
-        it = plan.it
-        shape = plan.neuron
-        if shape is not None and shape.efa_enabled and len(shape.efa_addresses) == it.efa_count:
-            self._plan_neuron_efas(plan, shape)
-            return
-        meta = it.dra.efa if it.dra is not None else None
-        if meta is None:
-            self.warn(f"{it.name}: no Karpenter DRA metadata for its {it.efa_count} EFA(s); they are published "
-                      f"without {PCIE_ROOT} (topology unknown)")
-        captured = captured_topology(it.name)
-        live = live_efas().get(it.name, ())
-        devices = list(meta.devices) if meta is not None else []
-        count = len(devices) if meta is not None else it.efa_count
-        used = {g.attributes[PCI_BUS_ID]["string"] for g in plan.gpus}
-        addresses = _efa_addresses([d.pcie_root for d in devices] or [None] * count, plan.gpus, used)
-        for index in range(count):
-            device = devices[index] if devices else None
-            address = addresses[index]
-            numa = device.numa_node if device is not None else None
-            if captured is not None and index < len(captured.efas) and device is not None \
-                    and captured.efas[index].pcie_root == device.pcie_root:
-                address, numa = captured.efas[index].pci_address, captured.efas[index].numa_node
-            elif index < len(live) and device is not None and live[index].pcie_root == device.pcie_root:
-                address, numa = live[index].pci_address, live[index].numa_node
-            attributes: dict[str, dict[str, Any]] = {
-                "dra.net/pciAddress": _string(address),
-                "dra.net/pciDevice": _string(meta.pci_device if meta is not None else EFA_PCI_DEVICE),
-                "dra.net/pciVendor": _string(meta.pci_vendor if meta is not None else EFA_PCI_VENDOR),
-                "dra.net/rdma": {"bool": device.rdma if device is not None else True},
-            }
-            if meta is not None:
-                attributes["dra.net/pciSubsystem"] = _string(meta.pci_subsystem)
-            if numa is not None:
-                attributes["dra.net/numaNode"] = {"int": numa}
-            if device is not None:
-                attributes[PCIE_ROOT] = _string(device.pcie_root)
-            rdma = rdma_device(address)
-            if rdma:
-                attributes["dra.net/rdmaDevice"] = _string(rdma)
-            name = "pci-" + re.sub(r"[:.]", "-", address)
-            plan.efas.append(_Efa(name, dict(sorted(attributes.items()))))
-
-
-def _gpu_bus_ids(roots: Sequence[str | None]) -> list[str]:
-    """Placeholder PCI bus IDs: the buses right below each GPU's root (0x30 onwards when the root is unknown)."""
-    per_root: dict[str | None, int] = {}
-    used: set[str] = set()
-    found = []
-    for root in roots:
-        domain, base = _bus(root) if root else ("0000", 0x2F)
-        offset = per_root.get(root, 0) + 1
-        per_root[root] = offset
-        found.append(_free_bus(domain, base + offset, used))
-    return found
-
-
-def _efa_addresses(roots: Sequence[str | None], gpus: Sequence[_Gpu], used: set[str]) -> list[str]:
-    """Placeholder PCI addresses for EFAs: after the GPUs below the same root (or 0x80 onwards when unknown)."""
-    per_root: dict[str | None, int] = {}
-    for gpu in gpus:
-        per_root[gpu.pcie_root] = per_root.get(gpu.pcie_root, 0) + 1
-    found = []
-    for root in roots:
-        domain, base = _bus(root) if root else ("0000", 0x7F)
-        offset = per_root.get(root, 0) + 1
-        per_root[root] = offset
-        found.append(_free_bus(domain, base + offset, used))
-    return found
-
-
-def _free_bus(domain: str, bus: int, used: set[str]) -> str:
-    for step in range(256):
-        address = f"{domain}:{(bus + step) % 256:02x}:00.0"
-        if address not in used:
-            used.add(address)
-            return address
-    raise GenerateError("more than 256 PCI devices below one domain")  # unreachable for EC2 types
 
 
 # ---- nodes and slices --------------------------------------------------------------------------------------
@@ -533,7 +147,7 @@ def _node_name(index: int, region: str, prefix: str | None) -> tuple[str, str]:
     return f"ip-{ip.replace('.', '-')}.{domain}", ip
 
 
-def _labels(plan: _TypePlan, options: GenerateOptions, name: str, place: Placement, region: str,
+def _labels(plan: TypePlan, options: GenerateOptions, name: str, place: Placement, region: str,
             fabric: Mapping[str, str]) -> dict[str, str]:
     it = plan.it
     labels: dict[str, str] = {}
@@ -581,7 +195,7 @@ def _labels(plan: _TypePlan, options: GenerateOptions, name: str, place: Placeme
     return dict(sorted(labels.items()))
 
 
-def _node(plan: _TypePlan, options: GenerateOptions, name: str, ip: str, place: Placement, region: str,
+def _node(plan: TypePlan, options: GenerateOptions, name: str, ip: str, place: Placement, region: str,
           fabric: Mapping[str, str]) -> dict[str, Any]:
     root = AUTO_MODE_ROOT_VOLUME_GIB if options.provisioner == AUTO_MODE else KARPENTER_ROOT_VOLUME_GIB
     resources = plan.it.node_resources(plan.extended, root)
@@ -627,12 +241,13 @@ def _slice(node: str, driver: str, devices: list[dict[str, Any]]) -> dict[str, A
     }
 
 
-def _gpu_devices(plan: _TypePlan, node: str) -> list[dict[str, Any]]:
+def _gpu_devices(plan: TypePlan, node: str) -> list[dict[str, Any]]:
     devices = []
     for index, gpu in enumerate(plan.gpus):
         gpu_uuid = f"GPU-{_uid('GPU', f'{node}/gpu-{index}')}"
         if plan.mig is None:
-            attributes = dict(sorted({**gpu.attributes, "type": _string("gpu"), "uuid": _string(gpu_uuid)}.items()))
+            named = {"type": string_attribute("gpu"), "uuid": string_attribute(gpu_uuid)}
+            attributes = dict(sorted({**gpu.attributes, **named}.items()))
             devices.append({"name": f"gpu-{index}", "attributes": attributes,
                             "capacity": {"memory": {"value": gpu.memory}}})
             continue
@@ -641,10 +256,10 @@ def _gpu_devices(plan: _TypePlan, node: str) -> list[dict[str, Any]]:
             name = profile.device_name(index, instance.start)
             attributes = {
                 **gpu.attributes,
-                "parentUUID": _string(gpu_uuid),
-                "profile": _string(profile.name),
-                "type": _string("mig"),
-                "uuid": _string(f"MIG-{_uid('MIG', f'{node}/{name}')}"),
+                "parentUUID": string_attribute(gpu_uuid),
+                "profile": string_attribute(profile.name),
+                "type": string_attribute("mig"),
+                "uuid": string_attribute(f"MIG-{_uid('MIG', f'{node}/{name}')}"),
             }
             capacity = {key: {"value": str(value)} for key, value in profile.engines.items()}
             capacity["memory"] = {"value": profile.memory}
@@ -654,7 +269,7 @@ def _gpu_devices(plan: _TypePlan, node: str) -> list[dict[str, Any]]:
     return devices
 
 
-def _efa_devices(plan: _TypePlan) -> list[dict[str, Any]]:
+def _efa_devices(plan: TypePlan) -> list[dict[str, Any]]:
     return [{"name": efa.name, "attributes": dict(efa.attributes)} for efa in plan.efas]
 
 
@@ -700,11 +315,11 @@ class GeneratedStream:
 
     options: GenerateOptions
     region: str
-    plans: list[_TypePlan]
+    plans: list[TypePlan]
     warnings: list[str]
     fabrics: list[Fabric | None] = field(default_factory=list)  # per group: its UltraServers, if any
 
-    def _nodes(self) -> Iterator[tuple[_TypePlan, str, str, Placement, dict[str, str]]]:
+    def _nodes(self) -> Iterator[tuple[TypePlan, str, str, Placement, dict[str, str]]]:
         index = self.options.first_node_index
         zones = self.options.zones
         fabrics = self.fabrics or [None] * len(self.plans)
@@ -748,12 +363,12 @@ def generate_stream(options: GenerateOptions, catalog: Catalog | None = None) ->
     """Plan ``options`` (GenerateError / UnknownInstanceTypeError for bad ones) and make objects on demand."""
     catalog = catalog or load_catalog()
     warnings: list[str] = []
-    planner = _Planner(options, warnings)
+    planner = TypePlanner(options, warnings)
     expanded = expand_groups([(g.instance_type, g.count) for g in options.groups], planner.warn)
     options = replace(options, groups=tuple(NodeGroup(e.instance_type, e.count) for e in expanded))
     region = _check_options(options)
     planner.options = options
-    plans: dict[str, _TypePlan] = {}
+    plans: dict[str, TypePlan] = {}
     for group in options.groups:
         it = catalog.get(group.instance_type)
         if it.name not in plans:
@@ -768,14 +383,6 @@ def generate_stream(options: GenerateOptions, catalog: Catalog | None = None) ->
         planner.warn("EKS Auto Mode launches no UltraServer instances (P6e-GB200 come from Capacity Blocks through "
                      "managed or self-managed node groups, the EKS UltraServer guide): use --provisioner node-group")
     return GeneratedStream(options, region, per_group, warnings, [e.fabric for e in expanded])
-
-
-def neuron_manager(options: GenerateOptions) -> str:
-    """Who serves Neuron devices: the option, or by default the DRA driver with Karpenter and the device plugin on
-    EKS Auto Mode (which runs no Neuron DRA driver)."""
-    if options.neuron_manager is not None:
-        return options.neuron_manager
-    return DEVICE_PLUGIN if options.provisioner == AUTO_MODE else DRA
 
 
 def generate(options: GenerateOptions, catalog: Catalog | None = None) -> GeneratedCluster:

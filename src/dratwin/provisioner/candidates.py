@@ -19,7 +19,8 @@ from dratwin.allocator.pools import SliceIndex
 from dratwin.api.core import Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Taint
 from dratwin.api.resource import ResourceSlice
 from dratwin.catalog import InstanceType, Offering
-from dratwin.cluster.generate import GenerateOptions, NodeGroup, generate
+from dratwin.cluster.generate import generate
+from dratwin.cluster.generate_options import GenerateOptions, NodeGroup
 from dratwin.scheduler.framework import NodeInfo
 from dratwin.scheduler.resources import node_allocatable, node_capacity
 

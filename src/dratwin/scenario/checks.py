@@ -17,7 +17,7 @@ from dratwin.api.loader import FieldPath, LoadedObject
 from dratwin.api.schema import MapKey
 from dratwin.api.validation_base import ProblemKind
 from dratwin.api.validation_formats import did_you_mean, dns_label
-from dratwin.cluster.generate import GenerateError, MigRequest, parse_mig_request, parse_taint
+from dratwin.cluster.generate_options import GenerateError, MigRequest, parse_mig_request, parse_taint
 from dratwin.scenario import cold_start as defaults
 from dratwin.scenario import format as fmt
 from dratwin.scenario.autoscaling import autoscaler_spec, merged

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from dratwin.api.loader import FieldPath, LoadedObject
-from dratwin.cluster.generate import MigRequest
+from dratwin.cluster.generate_options import MigRequest
 from dratwin.scenario import format as fmt
 from dratwin.scenario.model import AutoscalerSpec, ColdStartSpec, RatePoint
 from dratwin.scenario.sampling import DiurnalRate, RunTime

@@ -14,14 +14,14 @@ from dataclasses import dataclass, replace
 
 from dratwin.api.loader import FieldPath, LoadedObject, SourceLocation
 from dratwin.catalog.instances import UnknownInstanceTypeError
-from dratwin.cluster.generate import (
+from dratwin.cluster.generate import generate
+from dratwin.cluster.generate_options import (
     AUTO_MODE,
     KARPENTER,
     GenerateError,
     GenerateOptions,
     MigRequest,
     NodeGroup,
-    generate,
     parse_mig_request,
     parse_taint,
 )

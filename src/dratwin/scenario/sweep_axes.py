@@ -18,7 +18,7 @@ import msgspec
 
 from dratwin.api.loader import FieldPath
 from dratwin.api.validation_formats import did_you_mean, dns_label
-from dratwin.cluster.generate import MigRequest
+from dratwin.cluster.generate_options import MigRequest
 from dratwin.scenario import format as fmt
 from dratwin.scenario import sweep_format as sfmt
 from dratwin.scenario.autoscaling import autoscaler_spec, merged

@@ -31,7 +31,8 @@ from dratwin.api.resource import ResourceSlice
 from dratwin.catalog import Catalog
 from dratwin.catalog.offerings import Offering
 from dratwin.cel import SelectorCompiler
-from dratwin.cluster.generate import AUTO_MODE, KARPENTER, GenerateOptions, NodeGroup, generate
+from dratwin.cluster.generate import generate
+from dratwin.cluster.generate_options import AUTO_MODE, KARPENTER, GenerateOptions, NodeGroup
 from dratwin.provisioner.budgets import NodePoolPolicy
 from dratwin.provisioner.candidates import Template
 from dratwin.provisioner.nodepools import PlanError, PlanOptions, managed_nodepools, read_pool
