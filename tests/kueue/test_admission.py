@@ -247,3 +247,34 @@ def test_the_conditions_are_kueue_s() -> None:
     [condition] = pending.conditions(now)
     assert (condition["status"], condition["reason"]) == ("False", "ExceedsMaxQuota")
     assert condition["message"].startswith("couldn't assign flavors to pod set main: insufficient quota")
+
+
+def _usages(tree: QuotaTree) -> dict[str, dict[tuple[str, str], int]]:
+    return {key: {fr: amount for fr, amount in node.usage.items() if amount} for key, node in tree.nodes.items()}
+
+
+def test_the_tree_s_usage_does_not_depend_on_how_changes_are_grouped() -> None:
+    """A Cohort's usage is what its children use beyond their local quota (resource_node.go): adding or
+    removing amounts one by one, or their sums per ClusterQueue at once, in any order, leaves every node
+    the same; the scheduling cycle takes claimed victims out per ClusterQueue on this account."""
+    queues = [gpu_queue("a", 4, cohort_name="mid", lending=1), gpu_queue("b", 2, cohort_name="mid", lending=2),
+              gpu_queue("c", 6, cohort_name="top", lending=3)]
+    cohorts = [cohort("mid", parent="top"), cohort("top")]
+    cqs = [msgspec.convert(q, ClusterQueue) for q in queues]
+    trees = [QuotaTree.build(cqs, [msgspec.convert(c, Cohort) for c in cohorts]) for _ in range(2)]
+    fr = ("h100", GPU)
+    steps = [("a", 3), ("b", 4), ("a", 2), ("c", 7), ("b", 1), ("a", 1)]
+    for name, amount in steps:
+        trees[0].add_usage(cq_key(name), {fr: amount})
+    for name in ("c", "b", "a"):
+        trees[1].add_usage(cq_key(name), {fr: sum(a for n, a in steps if n == name)})
+    assert _usages(trees[0]) == _usages(trees[1])
+    assert trees[0].nodes["cohort:mid"].usage[fr] == (6 - 3) + (5 - 0)  # beyond a's and b's local quota
+    for name, amount in [("a", 2), ("b", 4), ("a", 3)]:
+        trees[0].remove_usage(cq_key(name), {fr: amount})
+    trees[1].remove_usage(cq_key("b"), {fr: 4})
+    trees[1].remove_usage(cq_key("a"), {fr: 5})
+    assert _usages(trees[0]) == _usages(trees[1])
+    assert trees[0].nodes["cohort:mid"].usage[fr] == 0 + 1  # b's 1 is beyond its local quota of 0
+    # a: 2 of its local 3 left, and the 1 the top Cohort has left (6 lent to it, 1 + 4 used)
+    assert trees[0].available(cq_key("a"), fr) == 3

@@ -50,6 +50,9 @@ class Node:
     parent: str | None = None
     children: list[str] = field(default_factory=list)
     weight: float = 1.0
+    # per (flavor, resource) with a lendingLimit, what the node keeps for itself (``local_quota``): set with
+    # the subtree quota, as fixed as the quotas; every usage change reads it at each step up the tree
+    local: dict[FlavorResource, int] = field(default_factory=dict)
 
 
 class QuotaTree:
@@ -89,6 +92,8 @@ class QuotaTree:
             child = self.nodes[child_key]
             for fr, amount in child.subtree.items():
                 node.subtree[fr] = node.subtree.get(fr, 0) + amount - self.local_quota(child_key, fr)
+        node.local = {fr: max(0, node.subtree.get(fr, 0) - q.lending_limit) for fr, q in node.quotas.items()
+                      if q.lending_limit is not None}
 
     def copy(self) -> QuotaTree:
         """A tree whose usage can change without changing this one's (quotas are shared: never changed)."""
@@ -101,13 +106,11 @@ class QuotaTree:
 
     def local_quota(self, key: str, fr: FlavorResource) -> int:
         """What a node keeps for itself: its subtree quota beyond its lendingLimit (0 without one)."""
-        node = self.nodes[key]
-        quota = node.quotas.get(fr)  # self.quota, inlined: this is asked at every step of every usage change
-        lending = quota.lending_limit if quota is not None else None
-        return max(0, node.subtree.get(fr, 0) - lending) if lending is not None else 0
+        return self.nodes[key].local.get(fr, 0)  # a child's is set before its parent's subtree quota is summed
 
     def local_available(self, key: str, fr: FlavorResource) -> int:
-        return max(0, self.local_quota(key, fr) - self.nodes[key].usage.get(fr, 0))
+        node = self.nodes[key]
+        return max(0, node.local.get(fr, 0) - node.usage.get(fr, 0))
 
     def available(self, key: str, fr: FlavorResource) -> int:
         """What ``key`` can admit without preempting (0 when it is in debt)."""
@@ -178,22 +181,34 @@ class QuotaTree:
             self._add(key, fr, amount)
 
     def _add(self, key: str, fr: FlavorResource, amount: int) -> None:
-        node = self.nodes[key]
-        local_left = self.local_available(key, fr)
-        node.usage[fr] = node.usage.get(fr, 0) + amount
-        if node.parent is not None and amount > local_left:
-            self._add(node.parent, fr, amount - local_left)
+        """``amount`` more at ``key``; what goes beyond the node's local quota left is its parent's too."""
+        nodes = self.nodes
+        node = nodes[key]
+        while True:
+            used = node.usage.get(fr, 0)
+            local_left = max(0, node.local.get(fr, 0) - used)
+            node.usage[fr] = used + amount
+            if node.parent is None or amount <= local_left:
+                return
+            amount -= local_left
+            node = nodes[node.parent]
 
     def remove_usage(self, key: str, usage: Mapping[FlavorResource, int]) -> None:
         for fr, amount in usage.items():
             self._remove(key, fr, amount)
 
     def _remove(self, key: str, fr: FlavorResource, amount: int) -> None:
-        node = self.nodes[key]
-        stored_in_parent = node.usage.get(fr, 0) - self.local_quota(key, fr)
-        node.usage[fr] = node.usage.get(fr, 0) - amount
-        if stored_in_parent > 0 and node.parent is not None:
-            self._remove(node.parent, fr, min(amount, stored_in_parent))
+        """``amount`` less at ``key``; the parent gives back what the node had stored in it, up to ``amount``."""
+        nodes = self.nodes
+        node = nodes[key]
+        while True:
+            used = node.usage.get(fr, 0)
+            stored_in_parent = used - node.local.get(fr, 0)
+            node.usage[fr] = used - amount
+            if stored_in_parent <= 0 or node.parent is None:
+                return
+            amount = min(amount, stored_in_parent)
+            node = nodes[node.parent]
 
     def fits(self, key: str, usage: Mapping[FlavorResource, int]) -> bool:
         return all(amount <= self.available(key, fr) for fr, amount in usage.items())
