@@ -200,11 +200,18 @@ class CycleResult:
 
 @dataclass
 class _Claims:
-    """The victims claimed so far in a cycle (``PreemptedWorkloads``), and the simulation state they are in."""
+    """The victims claimed so far in a cycle (``PreemptedWorkloads``), and the simulation state they are in.
+
+    ``by_root`` sums the claimed victims' usage per ClusterQueue, by the root of its cohort tree, as they are
+    claimed: taking them out of the tree one removal per queue leaves it as one removal per victim would
+    (a node's usage is what its children use beyond their local quota, whatever the order of changes), and
+    only the head's own cohort tree bears on what it can admit. A cycle over large cohorts claims thousands
+    of victims, which every later fit check of the cycle takes out again."""
 
     state: State
     victims: dict[str, AdmittedWorkload] = field(default_factory=dict)
     held: list[tuple[str, dict[tuple[str, str], int]]] = field(default_factory=list)  # usage of heads not admitted
+    by_root: dict[str, dict[str, dict[tuple[str, str], int]]] = field(default_factory=dict)  # root → queue → usage
 
     def hold(self, key: str, usage: dict[tuple[str, str], int]) -> None:
         """Count ``usage`` for the rest of the cycle only (Kueue's per-cycle snapshot forgets it)."""
@@ -216,27 +223,59 @@ class _Claims:
             self.state.tree.remove_usage(key, usage)
         self.held.clear()
 
+    def claim(self, found: Sequence[Target]) -> None:
+        tree = self.state.tree
+        for target in found:
+            victim = target.victim
+            if victim.key not in self.victims:
+                self.victims[victim.key] = victim
+                queue = cq_key(victim.cluster_queue)
+                _sum_into(self.by_root.setdefault(tree.root(queue), {}).setdefault(queue, {}), victim.usage)
+
     def overlap(self, found: Sequence[Target]) -> bool:
         return any(t.victim.key in self.victims for t in found)
 
+    def take_out(self, key: str) -> None:
+        """The claimed victims out of the simulation state, as :meth:`State.remove` of each would take them
+        as far as ``key``'s cohort tree is concerned, until :meth:`put_back`."""
+        tree = self.state.tree
+        for queue, usage in self.by_root.get(tree.root(key), {}).items():
+            tree.remove_usage(queue, usage)
+        self.state.workloads.removed.update(self.victims)
+
+    def put_back(self, key: str) -> None:
+        tree = self.state.tree
+        for queue, usage in self.by_root.get(tree.root(key), {}).items():
+            tree.add_usage(queue, usage)
+        self.state.workloads.removed.difference_update(self.victims)
+
     def fits(self, key: str, usage: dict[tuple[str, str], int], found: Sequence[Target]) -> bool:
         """Does ``usage`` fit with every claimed victim and ``found`` gone?"""
-        gone = {**self.victims, **{t.victim.key: t.victim for t in found}}
-        if not gone:
-            return self.state.tree.fits(key, usage)
-        by_queue: dict[str, dict[tuple[str, str], int]] = {}  # one removal per queue: the tree sums the same
-        for victim in gone.values():
-            held = by_queue.setdefault(cq_key(victim.cluster_queue), {})
-            for fr, amount in victim.usage.items():
-                held[fr] = held.get(fr, 0) + amount
         tree = self.state.tree
-        for queue, held in by_queue.items():
-            tree.remove_usage(queue, held)
+        root = tree.root(key)
+        extra: dict[str, dict[tuple[str, str], int]] = {}
+        for target in found:
+            victim = target.victim
+            queue = cq_key(victim.cluster_queue)
+            if victim.key not in self.victims and tree.root(queue) == root:
+                _sum_into(extra.setdefault(queue, {}), victim.usage)
+        gone = (self.by_root.get(root, {}), extra)
+        if not gone[0] and not extra:
+            return tree.fits(key, usage)
+        for by_queue in gone:
+            for queue, held in by_queue.items():
+                tree.remove_usage(queue, held)
         try:
             return tree.fits(key, usage)
         finally:
-            for queue, held in by_queue.items():
-                tree.add_usage(queue, held)
+            for by_queue in gone:
+                for queue, held in by_queue.items():
+                    tree.add_usage(queue, held)
+
+
+def _sum_into(total: dict[tuple[str, str], int], usage: Mapping[tuple[str, str], int]) -> None:
+    for fr, amount in usage.items():
+        total[fr] = total.get(fr, 0) + amount
 
 
 def preemption_oracle(snapshot: Snapshot, entry: Entry, options: CycleOptions = CycleOptions()) -> PreemptionOracle:
@@ -318,14 +357,12 @@ def _process(snapshot: Snapshot, entry: Entry, assignment: Assignment, found: li
     key = cq_key(entry.cluster_queue)
     deferred = False
     if claims.overlap(found):  # assign again as if the victims claimed before this head were gone
-        for victim in claims.victims.values():
-            claims.state.remove(victim)
+        claims.take_out(key)
         try:
             cq = snapshot.cluster_queues[entry.cluster_queue]
             assignment, found = _nominate(snapshot, claims.state, cq, entry, options)
         finally:
-            for victim in claims.victims.values():
-                claims.state.add(victim)
+            claims.put_back(key)
         deferred = assignment.mode.preemption == FIT
     mode = assignment.mode
     if mode.preemption == NO_FIT:
@@ -360,7 +397,7 @@ def _process(snapshot: Snapshot, entry: Entry, assignment: Assignment, found: li
                 or not topology.fits(entry.workload, assignment)):
             result.pending.append(Pending(entry, WAITING_FOR_QUOTA, NO_LONGER_FITS, retry_now=True))
             return
-    claims.victims.update((t.victim.key, t.victim) for t in found)
+    claims.claim(found)
     if assignment.borrows > 0 and root != key:
         borrowed_in.add(root)
     if preempting:
