@@ -294,3 +294,23 @@ def test_without_borrow_within_cohort_reclaim_first_tries_not_borrowing() -> Non
     found = targets(state, preemptor("in", "p"), preempting_assignment({DEFAULT: 4}))
     assert [(t.victim.workload.metadata.name, t.reason) for t in found] == [
         ("o-low", IN_COHORT_RECLAMATION), ("p-low", IN_CLUSTER_QUEUE)]
+
+
+def test_a_borrowing_preemptor_without_borrow_within_cohort_takes_only_its_own() -> None:
+    """preemption.go classicalPreemptions: borrowWithinCohort forbidden and the preemptor's ClusterQueue above
+    its nominal quota: only the attempt that allows borrowing is made, where another ClusterQueue's
+    lower-priority borrower is no valid candidate (candidateIsValid, ReclaimWithoutBorrowing), though it
+    comes first in the order; the preemptor's own lower-priority Workload goes."""
+    queues = [_queue("p", 4, cohort="k", within="LowerPriority", reclaim="Any"),
+              _queue("o", 4, cohort="k", within="LowerPriority", reclaim="Any"), _queue("lender", 8, cohort="k")]
+    admitted = [holding("p-low", "p", {DEFAULT: 6}, priority=-1), holding("o-low", "o", {DEFAULT: 6}, priority=-1),
+                holding("lender-high", "lender", {DEFAULT: 4}, priority=1)]
+    state = preemption_state(queues, admitted=admitted)
+    found = targets(state, preemptor("in", "p"), preempting_assignment({DEFAULT: 4}))
+    assert [(t.victim.workload.metadata.name, t.reason) for t in found] == [("p-low", IN_CLUSTER_QUEUE)]
+    # within nominal quota (p holding 2, asking for 2), o's borrower uses p's quota and goes first
+    admitted[0] = holding("p-low", "p", {DEFAULT: 2}, priority=-1)
+    admitted[2] = holding("lender-high", "lender", {DEFAULT: 8}, priority=1)
+    state = preemption_state(queues, admitted=admitted)
+    found = targets(state, preemptor("in", "p"), preempting_assignment({DEFAULT: 2}))
+    assert [(t.victim.workload.metadata.name, t.reason) for t in found] == [("o-low", IN_COHORT_RECLAMATION)]

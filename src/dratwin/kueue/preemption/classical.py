@@ -68,15 +68,21 @@ class Candidates:
 
 
 def candidates(state: State, preemptor: Preemptor, frs: frozenset[FlavorResource],
-               requests: Mapping[FlavorResource, int]) -> Candidates:
+               requests: Mapping[FlavorResource, int], while_borrowing_only: bool = False) -> Candidates:
     """``NewCandidateIterator``: same-queue, hierarchical-reclaim and priority candidates, each sorted, the
-    evicted ones of every group first."""
+    evicted ones of every group first.
+
+    ``while_borrowing_only``: the caller tries only the attempt that lets the preemptor borrow, where a
+    ``RECLAIM_WITHOUT_BORROWING`` candidate is never valid; under ``borrowWithinCohort: Never`` every
+    candidate outside the hierarchical advantage is one, so those subtrees are not searched (the others
+    keep their order, and the flags then do not count them)."""
     cq = state.cluster_queues[preemptor.cluster_queue]
-    within, _, _, _ = policies(cq)
+    within, _, borrow, _ = policies(cq)
     same: list[Candidate] = []
     if within != "Never":
         same = _from_queue(state, preemptor, cq, frs, preemptor.cluster_queue, None, False)
-    hierarchy, by_priority = _hierarchical(state, preemptor, cq, frs, requests)
+    skip_priority = while_borrowing_only and borrow == "Never"
+    hierarchy, by_priority = _hierarchical(state, preemptor, cq, frs, requests, skip_priority)
     groups = [sorted(g, key=lambda c: ordering_key(c.victim, preemptor.cluster_queue))
               for g in (hierarchy, by_priority, same)]
     flat = [c for g in groups for c in g]
@@ -95,10 +101,12 @@ def _from_queue(state: State, preemptor: Preemptor, cq: ClusterQueue, frs: froze
 
 
 def _hierarchical(state: State, preemptor: Preemptor, cq: ClusterQueue, frs: frozenset[FlavorResource],
-                  requests: Mapping[FlavorResource, int]) -> tuple[list[Candidate], list[Candidate]]:
+                  requests: Mapping[FlavorResource, int],
+                  skip_priority: bool = False) -> tuple[list[Candidate], list[Candidate]]:
     """``collectCandidatesForHierarchicalReclaim``: walking up from the preemptor's Cohort, the candidates of
     every subtree not yet visited; once a subtree on the way fits the requests in its own quota, the
-    preemptor has the hierarchical advantage over everything that uses that quota."""
+    preemptor has the hierarchical advantage over everything that uses that quota. ``skip_priority``: the
+    subtrees without the advantage are not searched (:func:`candidates`)."""
     tree = state.tree
     key = cq_key(preemptor.cluster_queue)
     parent = tree.nodes[key].parent
@@ -109,8 +117,9 @@ def _hierarchical(state: State, preemptor: Preemptor, cq: ClusterQueue, frs: fro
     advantage, remaining = fit_in_quota(tree, key, requests)
     previous: str | None = None
     for subtree_root in tree.path_to_root(parent):
-        into = hierarchy if advantage else by_priority
-        _in_subtree(state, preemptor, cq, frs, subtree_root, subtree_root, previous, advantage, into)
+        if advantage or not skip_priority:
+            into = hierarchy if advantage else by_priority
+            _in_subtree(state, preemptor, cq, frs, subtree_root, subtree_root, previous, advantage, into)
         fits, remaining = fit_in_quota(tree, subtree_root, remaining)
         advantage = advantage or fits
         previous = subtree_root
@@ -163,9 +172,10 @@ def classical_targets(state: State, preemptor: Preemptor, frs: frozenset[FlavorR
     """``classicalPreemptions``: the minimal set found by the greedy fill and the reverse pass, with each
     victim's reason; empty when no set makes the preemptor fit. The state is as before on return."""
     cq = state.cluster_queues[preemptor.cluster_queue]
-    found = candidates(state, preemptor, frs, requests)
     borrow_forbidden = policies(cq)[2] == "Never"
-    if found.none_from_other_queues or (borrow_forbidden and not _under_nominal(state.tree, preemptor, frs)):
+    borrowing_only = borrow_forbidden and not _under_nominal(state.tree, preemptor, frs)
+    found = candidates(state, preemptor, frs, requests, borrowing_only)
+    if borrowing_only or found.none_from_other_queues:
         attempts = [True]
     elif borrow_forbidden and found.none_for_hierarchical_reclaim:
         attempts = [False, True]
