@@ -7,10 +7,12 @@ and is preempted when team b takes them back.
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
 
+import yaml
 from tests.builders.simulate_cli import simulate, small_scenario
 from tests.conftest import EXAMPLES
 
@@ -114,3 +116,23 @@ spec:
     rows = [line.split()[:2] for line in outcome.out.splitlines() if line.split()[1:2] in (["team-a"], ["team-b"])]
     assert rows == [["LeastAllocated", "team-a"], ["LeastAllocated", "team-b"], ["MostAllocated", "team-a"],
                     ["MostAllocated", "team-b"]]
+
+
+def test_a_variant_changes_kueue_objects(tmp_path: Path) -> None:
+    """overrides.objects replaces the teams' ClusterQueues in one variant: without borrowing, team b never
+    borrows team a's GPUs, so team a's reclaim preempts nothing; the scenario's own queues preempt once."""
+    document = yaml.safe_load(Path(TEAMS).read_text(encoding="utf-8"))
+    queues = [copy.deepcopy(o) for o in document["spec"]["cluster"]["objects"] if o["kind"] == "ClusterQueue"]
+    for queue in queues:
+        for resource in queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"]:
+            resource["borrowingLimit"] = 0
+    document["spec"]["variants"] = [{"name": "borrowing"},
+                                    {"name": "no-borrowing", "overrides": {"objects": queues}}]
+    path = tmp_path / "teams.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    found = _json(str(path), "--until", "6h", "--jobs", "1")
+    by_variant = {run["variant"]: run["kueue"] for run in found["runs"]}
+    assert by_variant["borrowing"]["preemptions"] == 1
+    assert by_variant["no-borrowing"]["preemptions"] == 0
+    assert all(q["borrowed"] == [] for q in by_variant["no-borrowing"]["cluster_queues"])
+    assert by_variant["borrowing"]["cluster_queues"][1]["borrowed"]  # team b borrowed team a's idle GPUs

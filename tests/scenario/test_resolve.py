@@ -215,3 +215,42 @@ def test_every_autoscaler_of_the_example_is_one_the_cores_accept() -> None:
         keda = AutoscalerSpec("keda", "DCGM_FI_DEV_GPU_UTIL", 60.0, 0, 4,
                               core_settings(dict(KEDA_DEFAULTS), scale_up_given))
         assert KedaConfig.from_spec(keda) is not None
+
+
+def _queue(name: str, gpus: int) -> dict[str, Any]:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
+            "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "flavors": [
+                {"name": "p5", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": gpus}]}]}]}}
+
+
+FLAVOR = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "p5"}}
+
+
+def test_a_variants_objects_replace_the_clusters_in_place_or_are_added(tmp_path: Path) -> None:
+    """overrides.objects: the object of the same group, kind, namespace and name is replaced where it stands (the
+    version is not part of the identity); a new one is added; the other variant keeps the cluster's."""
+    cluster = {"generate": [{"instanceType": "p5.48xlarge", "count": 1}], "objects": [FLAVOR, _queue("a", 8)]}
+    cohort = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "research"}}
+    small = {**_queue("a", 4), "apiVersion": "kueue.x-k8s.io/v1beta1"}
+    document = scenario([TRAIN], cluster=cluster, variants=[
+        {"name": "base"}, {"name": "small", "overrides": {"objects": [small, cohort]}}])
+    base, changed = _load(tmp_path, document)
+    kinds = [o.kind for o in base.objects if o.kind not in ("Node", "ResourceSlice")]
+    assert kinds == ["ResourceFlavor", "ClusterQueue"]
+    assert [o.kind for o in changed.objects if o.kind not in ("Node", "ResourceSlice")] == [*kinds, "Cohort"]
+    queues = [o.raw for o in changed.objects if o.kind == "ClusterQueue"]
+    assert [q["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] for q in queues] == [4]
+    assert [o.raw for o in base.objects if o.kind == "ClusterQueue"] == [_queue("a", 8)]
+
+
+@pytest.mark.parametrize(("objects", "field", "hint"), [
+    ([{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue"}], "spec.variants[0].overrides.objects[0]",
+     "written whole"),
+    ([FLAVOR, FLAVOR], "spec.variants[0].overrides.objects[1]", "write each object once"),
+])
+def test_a_variants_objects_must_be_named_once(tmp_path: Path, objects: list[dict[str, Any]], field: str,
+                                              hint: str) -> None:
+    document = scenario([TRAIN], variants=[{"name": "v", "overrides": {"objects": objects}}])
+    _, _, problems = check(write_document(tmp_path, document))
+    errors = [p for p in problems if p.is_error]
+    assert any(p.field == field and hint in p.hint for p in errors), [str(p) for p in errors]

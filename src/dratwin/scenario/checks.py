@@ -13,6 +13,7 @@ from typing import Any, Literal
 import msgspec
 
 from dratwin.api.codec import POD_TEMPLATES
+from dratwin.api.duplicates import ObjectKey, object_key
 from dratwin.api.loader import FieldPath, LoadedObject
 from dratwin.api.schema import MapKey
 from dratwin.api.validation_base import ProblemKind
@@ -399,8 +400,20 @@ def _variant(variant: fmt.Variant, path: FieldPath, base: ClusterPlan, workloads
             combined = merged(workload.service.written_autoscaler, over.autoscaler)
             autoscalers[workload.name] = autoscaler_spec(combined, (*path, "autoscaler"), judge)
     templates = _template_overrides(over, path, workloads, judge, child)
+    objects = tuple(child((*path, "objects", i), raw) for i, raw in enumerate(over.objects))
+    named: set[ObjectKey] = set()
+    for index, loaded in enumerate(objects):
+        key = object_key(loaded)
+        if key is None:
+            judge.required((*path, "objects", index), "an object that replaces or adds to the cluster's needs its "
+                           "kind and metadata.name", "e.g. the ClusterQueue to change, written whole")
+        elif key in named:
+            judge.duplicate((*path, "objects", index), loaded.name, f"another {loaded.kind} of this variant has "
+                            "this name", "write each object once")
+        else:
+            named.add(key)
     return VariantPlan(variant.name, over.gpu_manager, mig, mig_types, over.scoring, cluster, autoscalers, templates,
-                       over.autoscaler)
+                       objects=objects, written_autoscaler=over.autoscaler)
 
 
 def needs_generated(path: FieldPath, generated: Sequence[fmt.GenerateEntry], judge: Judge) -> None:

@@ -198,6 +198,7 @@ class Overrides(_Base, kw_only=True):
     cluster: Cluster | None = None
     autoscaler: Autoscaler | None = None
     templates: dict[str, dict[str, Any] | list[dict[str, Any]]] = {}  # by workload name: what it creates
+    objects: list[dict[str, Any]] = []  # replace the cluster's objects of the same kind and name, or are added
 
 
 class Variant(_Base, kw_only=True):

@@ -71,6 +71,7 @@ class VariantPlan:
     cluster: ClusterPlan | None = None
     autoscalers: dict[str, AutoscalerSpec | None] = field(default_factory=dict)  # by workload, when overridden
     templates: dict[str, tuple[LoadedObject, ...]] = field(default_factory=dict)  # by workload, when overridden
+    objects: tuple[LoadedObject, ...] = ()  # replace the cluster's objects of the same identity, or are added
     written_autoscaler: fmt.Autoscaler | None = None  # the override as written, for a sweep to merge over
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from dratwin.api.duplicates import object_key
 from dratwin.api.loader import FieldPath, LoadedObject, SourceLocation
 from dratwin.catalog.instances import UnknownInstanceTypeError
 from dratwin.cluster.generate import generate
@@ -92,7 +93,18 @@ def _cluster_objects(cluster: ClusterPlan, variant: VariantPlan, inputs: Inputs,
         objects.extend(inputs.files.get((*cluster.path, "files", index), ()))
     objects.extend(cluster.objects)
     objects.extend(_generated(cluster, variant, inputs, judge))
-    return tuple(objects)
+    return with_overrides(objects, variant.objects)
+
+
+def with_overrides(objects: Sequence[LoadedObject], overrides: Sequence[LoadedObject]) -> tuple[LoadedObject, ...]:
+    """A variant's ``objects``: each replaces the cluster's object of the same identity in its place (a
+    ClusterQueue with other quotas, a Kueue Configuration with fair sharing), or is added at the end. The
+    identity is the API group, kind, namespace and name (:func:`dratwin.api.duplicates.object_key`: a v1beta1
+    object is replaced by its v1beta2 form)."""
+    replacing = {key: o for o in overrides if (key := object_key(o)) is not None}
+    out = [replacing.pop(key, o) if (key := object_key(o)) is not None else o for o in objects]
+    out.extend(o for o in overrides if (key := object_key(o)) is not None and key in replacing)
+    return tuple(out)
 
 
 def _generated(cluster: ClusterPlan, variant: VariantPlan, inputs: Inputs, judge: Judge) -> list[LoadedObject]:
