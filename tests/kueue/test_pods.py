@@ -17,9 +17,7 @@ from dratwin.api.kueue import ResourceFlavor
 from dratwin.kueue.jobs import InjectionConflict, NotQueued, role_hash, workload_name
 from dratwin.kueue.pods import (
     ADMISSION_GATE,
-    Finished,
     admitted_pod,
-    finished,
     frameworks,
     group_key,
     managed_pod,
@@ -219,33 +217,6 @@ def test_workload_for_pods(case: WorkloadCase) -> None:
     assert all(bool(o.get("controller")) != grouped for o in owners)  # a group's pods own it together
     assert (made["metadata"].get("annotations") or {}).get("kueue.x-k8s.io/is-group-workload") == (
         "true" if grouped else None)
-
-
-@dataclass
-class FinishedCase:
-    name: str
-    pods: list[Raw]
-    total: int | None
-    expected: Finished | None
-
-
-FINISHED = [
-    FinishedCase("single-running", [a_pod("p", phase="Running")], None, None),
-    FinishedCase("single-succeeded", [a_pod("p", phase="Succeeded")], None, Finished(True, "")),
-    FinishedCase("single-failed", [a_pod("p", phase="Failed")], None, Finished(False, "")),
-    FinishedCase("single-gone", [], None, Finished(False, "The pod was deleted")),
-    # a group: finished when total-count pods succeeded
-    FinishedCase("group-all-succeeded", [a_pod("a", phase="Succeeded"), a_pod("b", phase="Succeeded")], 2,
-                 Finished(True, "Pods succeeded: 2/2.")),
-    FinishedCase("group-one-running", [a_pod("a", phase="Succeeded"), a_pod("b", phase="Running")], 2, None),
-    # a failed pod of a (retriable) group waits for its replacement
-    FinishedCase("group-one-failed", [a_pod("a", phase="Succeeded"), a_pod("b", phase="Failed")], 2, None),
-]
-
-
-@pytest.mark.parametrize("case", FINISHED, ids=lambda c: c.name)
-def test_finished(case: FinishedCase) -> None:
-    assert finished(case.pods, case.total) == case.expected
 
 
 def test_total_count() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from tests.builders.kueue import configuration, local_queue, resource_flavor
-from tests.builders.kueue_sim import cpu_queue, kueue_basics, schedule_objects, simulate_objects
+from tests.builders.kueue_sim import cpu_queue, kueue_basics, kueue_rig, schedule_objects, simulate_objects
 from tests.builders.manifests import condition, node, pod, stateful_set
 
 from dratwin.kueue.jobs import workload_name
@@ -198,3 +198,87 @@ def test_owners_arriving_in_a_run_go_through_the_webhooks(owner: Raw, running: i
     assert sum(1 for r in pods if r.pod.spec.node_name) == running
     assert sum(1 for r in pods if r.raw["spec"].get("schedulingGates")) == 2 - running
     assert sim.store.state.workloads
+
+
+def _condition(raw: Raw, kind: str) -> dict[str, str] | None:
+    return next((c for c in (raw.get("status") or {}).get("conditions") or [] if c["type"] == kind), None)
+
+
+def test_excess_pods_of_a_group_are_deleted() -> None:
+    """ConstructComposableWorkload: three pods of a group of two, the newest deleted before the Workload is made;
+    FindMatchingWorkloads: a fourth pod arriving for the admitted group is deleted too ("Excess pod deleted")."""
+    late = queued_pod("t-late", group="t", total=2, run_for="1h")
+    late["metadata"]["annotations"]["dratwin.io/arrive-at"] = "5m"
+    rig = kueue_rig([*kueue_basics(4), PODS_ON, *(queued_pod(f"t-{i}", group="t", total=2, run_for="1h")
+                                                  for i in range(3)), late])
+    rig.store.keep_log = True
+    rig.run("10m")
+    pods = rig.store.state.pods
+    assert sorted(k for k in pods if k.startswith("default/t-")) == ["default/t-0", "default/t-1"]
+    workload = rig.store.state.workloads["default/t"]
+    assert [p["count"] for p in workload["spec"]["podSets"]] == [2]
+    assert _condition(workload, "Admitted")["status"] == "True"
+    assert [c.key for c in rig.store.log if c.type == "ExcessPodDeleted"] == ["default/t-2", "default/t-late"]
+
+
+def test_a_group_waits_for_a_replacement_pod() -> None:
+    """A pod of an admitted group is gone (evicted): WaitingForReplacementPods=True PodsFailed while its role
+    lacks it; the replacement pod, created later, is released at once and the condition turns False."""
+    replacement = queued_pod("t-new", group="t", total=2, run_for="1h")
+    replacement["metadata"]["annotations"]["dratwin.io/arrive-at"] = "20m"
+    rig = kueue_rig([*kueue_basics(4), PODS_ON, queued_pod("t-0", group="t", total=2, run_for="1h"),
+                     queued_pod("t-1", group="t", total=2, run_for="1h"), replacement])
+    rig.at("10m", lambda: rig.store.delete_pod("default/t-1"))
+    rig.run("15m")
+    waiting = _condition(rig.store.state.workloads["default/t"], "WaitingForReplacementPods")
+    assert waiting is not None and (waiting["status"], waiting["reason"], waiting["message"]) == (
+        "True", "PodsFailed", "Some Failed pods need replacement")
+    rig.run("25m")
+    waiting = _condition(rig.store.state.workloads["default/t"], "WaitingForReplacementPods")
+    assert waiting is not None and (waiting["status"], waiting["reason"]) == ("False", "PodsReady")
+    new = rig.store.state.pods["default/t-new"]
+    assert not new.raw["spec"].get("schedulingGates") and new.pod.spec.node_name  # released and placed
+    assert _condition(rig.store.state.workloads["default/t"], "Finished") is None  # still running
+
+
+@pytest.mark.parametrize(("retriable", "finished_at"), [(True, None), (False, 600.0)], ids=["retriable", "not"])
+def test_a_group_that_may_not_retry_ends_when_nothing_is_active(retriable: bool, finished_at: float | None) -> None:
+    """retriable-in-group "false": once no pod of the group is active the Workload is Finished (reported as
+    succeeded, "Pods succeeded: 1/2.") and its quota freed; a retriable group keeps waiting for a replacement."""
+    pods = [queued_pod("t-0", group="t", total=2, run_for="10m"), queued_pod("t-1", group="t", total=2,
+                                                                              run_for="1h")]
+    if not retriable:
+        for raw in pods:
+            raw["metadata"]["annotations"]["kueue.x-k8s.io/retriable-in-group"] = "false"
+    rig = kueue_rig([*kueue_basics(4), PODS_ON, *pods])
+    rig.at("5m", lambda: rig.store.delete_pod("default/t-1"))
+    rig.run("30m")
+    record = rig.kueue.records["default/t"]
+    assert record.finished_at == finished_at
+    if finished_at is not None:
+        done = _condition(rig.store.state.workloads["default/t"], "Finished")
+        assert done is not None and (done["reason"], done["message"]) == ("Succeeded", "Pods succeeded: 1/2.")
+
+
+def test_a_group_that_completes_is_finished_as_succeeded() -> None:
+    """The twin removes a pod when it succeeds; Kueue's finalizer keeps it in the group, so the group's Workload
+    counts it: Finished=True Succeeded "Pods succeeded: 2/2." once the second pod succeeds (not "deleted")."""
+    pods = [queued_pod("t-0", group="t", total=2, run_for="10m"), queued_pod("t-1", group="t", total=2,
+                                                                              run_for="20m")]
+    rig = kueue_rig([*kueue_basics(4), PODS_ON, *pods])
+    rig.run("15m")
+    assert _condition(rig.store.state.workloads["default/t"], "Finished") is None  # one of two succeeded
+    assert _condition(rig.store.state.workloads["default/t"], "WaitingForReplacementPods") is None
+    rig.run("30m")
+    done = _condition(rig.store.state.workloads["default/t"], "Finished")
+    assert done is not None and (done["status"], done["reason"], done["message"]) == (
+        "True", "Succeeded", "Pods succeeded: 2/2.")
+    assert rig.kueue.records["default/t"].finished_at == 1200.0
+
+
+def test_a_single_pod_that_succeeds_is_finished_as_succeeded() -> None:
+    rig = kueue_rig([*kueue_basics(4), PODS_ON, queued_pod("a", run_for="10m")])
+    rig.run("20m")
+    [key] = rig.store.state.workloads
+    done = _condition(rig.store.state.workloads[key], "Finished")
+    assert done is not None and (done["status"], done["reason"]) == ("True", "Succeeded")

@@ -30,9 +30,7 @@ Follows kubernetes-sigs/kueue (``pkg/controller/jobs/pod``, ``jobs/deployment``,
 - **admission** (the pod reconciler's ``Run``): each gated pod loses the admission gate and gets its flavors'
   nodeSelector and tolerations (``podset.Merge``), as a Job's template does; the topology gate stays for the
   topology ungater (:mod:`dratwin.sim.kueue_tas`);
-- **finished** (``Finished``): a single pod's Workload when the pod Succeeded or Failed; a group's when
-  ``pod-group-total-count`` of its pods Succeeded ("Pods succeeded: n/total."); a failed pod of a group
-  waits for its replacement.
+- **finished**, excess and replaced pods of a group: :mod:`dratwin.kueue.pod_groups`.
 """
 
 from __future__ import annotations
@@ -231,30 +229,6 @@ def workload_for_pods(pods: Sequence[Mapping[str, Any]], priorities: Priorities 
         pod_sets[0]["count"] = total  # the pods still to come are counted in (fast admission)
     made["metadata"]["annotations"] = {IS_GROUP_WORKLOAD_ANNOTATION: "true"}
     return made
-
-
-@dataclass(frozen=True)
-class Finished:
-    succeeded: bool
-    message: str
-
-
-def finished(pods: Sequence[Mapping[str, Any]], total: int | None) -> Finished | None:
-    """Is the Workload of these pods (the ones that still exist) finished? ``total``: the group's total count,
-    None for a single pod. Pods gone altogether end it too (Kueue finalizes the Workload of no pods)."""
-    phases = [str((p.get("status") or {}).get("phase") or "") for p in pods]
-    if total is None:
-        if not phases:
-            return Finished(False, "The pod was deleted")
-        if phases[0] in ("Succeeded", "Failed"):
-            return Finished(phases[0] == "Succeeded", str((pods[0].get("status") or {}).get("message") or ""))
-        return None
-    succeeded = phases.count("Succeeded")
-    if succeeded >= total:
-        return Finished(True, f"Pods succeeded: {succeeded}/{total}.")
-    if not phases:
-        return Finished(False, "The pods of the group were deleted")
-    return None
 
 
 def total_count(pod: Mapping[str, Any]) -> int | None:

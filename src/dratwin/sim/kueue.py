@@ -569,6 +569,13 @@ class KueueController:
             for listener in self.listeners:
                 listener(event)
 
+    def write_condition(self, key: str, type_: str, status: str, reason: str, message: str) -> None:
+        """A condition another controller of the Workload's owner writes (the pod reconciler's
+        WaitingForReplacementPods), stamped with the simulated time."""
+        record = self.records.get(key)
+        if record is not None:
+            self._set_conditions(record, [new_condition(type_, status, reason, message, timestamp(self.engine.now()))])
+
     def _set_status(self, record: WorkloadRecord, fields: dict[str, Any]) -> None:
         raw = self.state.workloads[record.key]
         self.state.put_workload(record.key, {**raw, "status": {**(raw.get("status") or {}), **fields}})
