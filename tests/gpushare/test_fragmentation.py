@@ -7,6 +7,7 @@ class's share; a node that cannot (or a class without GPUs) loses all of its fre
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,6 +15,8 @@ import pytest
 
 from dratwin.gpushare.fragmentation import (
     FragmentationModel,
+    FragmentationTable,
+    IntArray,
     TargetWorkload,
     TaskClass,
     cluster_fragmentation,
@@ -120,3 +123,77 @@ def test_task_class_accepts_models() -> None:
     assert A.accepts("T4") and A.accepts("")
     assert A_ON_V100.accepts("V100M16") and not A_ON_V100.accepts("T4") and not A_ON_V100.accepts("")
     assert A.is_gpu_sharing and not B.is_gpu_sharing and B.gpu_total_milli == 1000
+
+
+def test_target_workload_keeps_each_class_count() -> None:
+    workload = target_workload((A,) * 6 + (B,) * 3 + (D,), 90)
+    assert workload.counts == (6, 3)
+    with pytest.raises(ValueError, match="one count per class"):
+        TargetWorkload((A, B), (0.5, 0.5), (1,))
+
+
+def _random_workload(rng: random.Random, tasks: int) -> TargetWorkload:
+    """Classes of every kind: CPU-only, shares (some with a GPU model), whole GPUs (some more than a node
+    has), drawn with repeats so that the counts differ."""
+    drawn = []
+    for _ in range(tasks):
+        cpu = rng.choice((0, 1000, 2000, 4000, 8000, 16000))
+        models = rng.choice(((), ("T4",), ("G2",), ("T4", "G2")))
+        kind = rng.random()
+        if kind < 0.2:
+            drawn.append(TaskClass(cpu, 0, 0))
+        elif kind < 0.6:
+            drawn.append(TaskClass(cpu, rng.randrange(1, 1001), 1, models))
+        else:
+            drawn.append(TaskClass(cpu, 1000, rng.choice((1, 2, 4, 8, 9)), models))
+    return target_workload(drawn)
+
+
+def _reference_units(left: list[int], cpu: int, model: str, workload: TargetWorkload) -> int:
+    """The measure x the number of tasks, class by class, in integers (the module docstring's definition)."""
+    total = sum(left)
+    units = 0
+    for task, count in zip(workload.classes, workload.counts, strict=True):
+        fits = sum(free >= task.gpu_milli for free in left) >= task.num_gpu
+        hosted = task.num_gpu > 0 and task.gpu_milli > 0 and task.accepts(model) and fits and cpu >= task.cpu_milli
+        units += count * (sum(free for free in left if free < task.gpu_milli) if hosted else total)
+    return units
+
+
+def _random_nodes(rng: random.Random, count: int) -> tuple[IntArray, IntArray, IntArray]:
+    left = np.array(
+        [[rng.choice((0, 1000, rng.randrange(0, 1001))) for _ in range(8)] for _ in range(count)], dtype=np.int64
+    )
+    left[: count // 4, 4:] = 0  # nodes with 4 GPUs of the 8 columns
+    # the scoring CPU (free CPU less the task's) may go below 0
+    cpu = np.array([rng.randrange(-2000, 20_000) for _ in range(count)], dtype=np.int64)
+    model = np.array([rng.randrange(3) for _ in range(count)], dtype=np.int64)
+    return left, cpu, model
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_table_measures_exactly_what_each_class_loses(seed: int) -> None:
+    rng = random.Random(seed)
+    workload = _random_workload(rng, 600)
+    models = ("", "G2", "T4")
+    left, cpu, model = _random_nodes(rng, 400)
+    table = FragmentationTable(workload, models, 8)
+    units = table.units(left, cpu, model)
+    assert units.dtype == np.int64 and table.scale == sum(workload.counts)
+    expected = [_reference_units(left[i].tolist(), int(cpu[i]), models[model[i]], workload) for i in range(len(cpu))]
+    assert units.tolist() == expected
+    # and the same measure as the per-class model, in milli-GPU
+    per_class = FragmentationModel(workload, models).fragmentation(left, cpu, model)
+    assert table.fragmentation(left, cpu, model).tolist() == pytest.approx(per_class.tolist(), rel=1e-12, abs=1e-9)
+
+
+def test_the_table_without_counts_weighs_by_popularity() -> None:
+    table = FragmentationTable(W, ("T4",), 2)
+    left = np.array([c.gpu_left for c in CASES[:5]], dtype=np.int64)
+    cpu = np.array([c.cpu_left for c in CASES[:5]], dtype=np.int64)
+    assert table.scale == 1.0
+    assert table.fragmentation(left, cpu, np.zeros(5, dtype=np.int64)).tolist() == pytest.approx(
+        [c.expected for c in CASES[:5]]
+    )
+    empty = FragmentationTable(TargetWorkload((), ()), ("T4",), 2)
+    assert empty.fragmentation(left, cpu, np.zeros(5, dtype=np.int64)).tolist() == [0.0] * 5

@@ -64,14 +64,19 @@ class TaskClass:
 
 @dataclass(frozen=True)
 class TargetWorkload:
-    """The task classes of a workload with their popularity (fractions summing to 1)."""
+    """The task classes of a workload with their popularity (fractions summing to 1) and, when it was
+    counted from tasks, the number of tasks of each class (the popularity's numerators): with them FGD
+    compares fragmentation in exact integers, where two equal measures give a change of exactly 0."""
 
     classes: tuple[TaskClass, ...]
     popularity: tuple[float, ...]
+    counts: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.classes) != len(self.popularity):
             raise ValueError("target workload: one popularity per class")
+        if self.counts and len(self.counts) != len(self.classes):
+            raise ValueError("target workload: one count per class")
 
 
 def target_workload(tasks: Iterable[TaskClass], threshold_pct: int = POPULARITY_THRESHOLD_PCT) -> TargetWorkload:
@@ -92,7 +97,9 @@ def target_workload(tasks: Iterable[TaskClass], threshold_pct: int = POPULARITY_
             break
         chosen.append((task, count))
         covered += count
-    return TargetWorkload(tuple(t for t, _ in chosen), tuple(c / covered for _, c in chosen))
+    return TargetWorkload(
+        tuple(t for t, _ in chosen), tuple(c / covered for _, c in chosen), tuple(c for _, c in chosen)
+    )
 
 
 def _shape_key(task: TaskClass) -> tuple[int, int, int, str]:
@@ -135,6 +142,70 @@ class FragmentationModel:
         return result
 
 
+class FragmentationTable:
+    """The measure of :class:`FragmentationModel` in a few table look-ups per node, whatever the number of
+    classes (FGD scores every node and GPU for every task, so its cost must not grow with the classes).
+
+    For one node, sort its free shares v1 >= v2 >= ... >= vg (vg+1 = 0). A class of share s with
+    v(j+1) < s <= vj finds exactly j GPUs with its share, and the free share it can use is the j largest
+    ones' sum Gj: the node's fragmentation is total x (weight of all classes) - the sum over j of Gj x
+    (weight of the classes it hosts in that share interval). The weights are cumulated once per model,
+    CPU step (how many of the classes' CPU requests fit), GPU count and share, so each interval costs two
+    look-ups. With the workload's task counts as weights every sum is an exact integer (``units``, the
+    fragmentation x ``scale``); otherwise the popularity is the weight and ``scale`` is 1.
+
+    Nodes are given as for :class:`FragmentationModel`; ``width`` is the number of GPU columns."""
+
+    def __init__(self, workload: TargetWorkload, models: Sequence[str], width: int) -> None:
+        self.models = tuple(models)
+        self.width = width
+        classes = workload.classes
+        exact = bool(workload.counts)
+        weights = np.array(workload.counts if exact else workload.popularity, dtype=np.int64 if exact else np.float64)
+        self.scale = float(weights.sum()) if exact else 1.0
+        self.all_weight = weights.sum()
+        # the classes a node can ever host: with GPUs, a share a GPU can have and no more GPUs than a node
+        usable = [i for i, c in enumerate(classes) if 0 < c.gpu_milli <= MILLI and 1 <= c.num_gpu <= width]
+        self.shares: IntArray = np.unique(np.array([classes[i].gpu_milli for i in usable], dtype=np.int64))
+        self.cpus: IntArray = np.unique(np.array([classes[i].cpu_milli for i in usable], dtype=np.int64))
+        # table[m, b, j, q]: the weight of the usable classes model m accepts, among the b smallest CPU
+        # requests, asking for at most j GPUs, among the q smallest shares
+        table = np.zeros((len(self.models), len(self.cpus) + 1, width + 1, len(self.shares) + 1), dtype=weights.dtype)
+        for i in usable:
+            task = classes[i]
+            cpu_step = int(np.searchsorted(self.cpus, task.cpu_milli)) + 1
+            share_step = int(np.searchsorted(self.shares, task.gpu_milli)) + 1
+            for m, model in enumerate(self.models):
+                if task.accepts(model):
+                    table[m, cpu_step, task.num_gpu, share_step] += weights[i]
+        self.table = table.cumsum(axis=1).cumsum(axis=2).cumsum(axis=3)
+        # the table flat, and each axis's stride in it (one np.take per look-up instead of four indices)
+        self._flat = self.table.reshape(-1)
+        self._strides = [stride // self.table.itemsize for stride in self.table.strides]
+
+    def units(self, gpu_left: IntArray, cpu_left: IntArray, model: IntArray) -> IntArray | FloatArray:
+        """Each node's fragmentation x ``scale`` (exact integers when the workload has counts)."""
+        free = np.sort(gpu_left, axis=1)[:, ::-1]  # n x g, largest first
+        largest = free.cumsum(axis=1)  # [:, j-1]: the j largest free shares
+        total = largest[:, -1]
+        fitting = np.searchsorted(self.shares, free, side="right")  # shares <= each free value
+        below = np.empty_like(fitting)
+        below[:, :-1] = fitting[:, 1:]  # shares <= the next free value (none after the last GPU)
+        below[:, -1] = 0
+        model_stride, cpu_stride, gpu_stride, _ = self._strides
+        cpu_step = np.searchsorted(self.cpus, cpu_left, side="right")
+        base = (model * model_stride + cpu_step * cpu_stride)[:, None] + np.arange(1, free.shape[1] + 1) * gpu_stride
+        picked = self._flat.take(base + fitting) - self._flat.take(base + below)  # hosted weight per interval
+        hosted = (largest * picked).sum(axis=1)
+        result: IntArray | FloatArray = total * self.all_weight - hosted
+        return result
+
+    def fragmentation(self, gpu_left: IntArray, cpu_left: IntArray, model: IntArray) -> FloatArray:
+        """Each node's expected fragmentation in milli-GPU, as :meth:`FragmentationModel.fragmentation`."""
+        result: FloatArray = self.units(gpu_left, cpu_left, model) / self.scale
+        return result
+
+
 def node_fragmentation(
     gpu_left: Sequence[int], cpu_left: int, model: str, workload: TargetWorkload
 ) -> float:
@@ -157,6 +228,7 @@ __all__ = [
     "MILLI",
     "POPULARITY_THRESHOLD_PCT",
     "FragmentationModel",
+    "FragmentationTable",
     "TargetWorkload",
     "TaskClass",
     "cluster_fragmentation",

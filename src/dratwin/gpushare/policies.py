@@ -27,7 +27,14 @@ from typing import Protocol
 import numpy as np
 
 from dratwin.gpushare.cluster import GpuCluster, Task, first_idle_gpus
-from dratwin.gpushare.fragmentation import MILLI, FloatArray, FragmentationModel, IntArray, TargetWorkload
+from dratwin.gpushare.fragmentation import (
+    MILLI,
+    FloatArray,
+    FragmentationTable,
+    IntArray,
+    TargetWorkload,
+    TaskClass,
+)
 from dratwin.gpushare.names import PAPER_NAMES, POLICY_NAMES
 
 MAX_SCORE = 100
@@ -165,54 +172,86 @@ class BestFitPolicy:
 
 
 class FgdPolicy:
-    """Fragmentation gradient descent: the smallest growth of the target workload's fragmentation."""
+    """Fragmentation gradient descent: the smallest growth of the target workload's fragmentation.
+
+    The measure is taken with a :class:`FragmentationTable` (a few look-ups per node, whatever the number
+    of classes) in its exact units, so that a placement that leaves the measure as it was changes it by
+    exactly 0 (score 50)."""
 
     name = "fgd"
     picks_at_random = False
 
     def __init__(self, workload: TargetWorkload) -> None:
         self.workload = workload
-        self._model: FragmentationModel | None = None
-        self._frag: FloatArray = np.zeros(0)
+        self._table: FragmentationTable | None = None
+        self._cluster: GpuCluster | None = None  # the cluster the caches below describe
+        self._units: IntArray | FloatArray = np.zeros(0)
         self._versions: IntArray = np.zeros(0, dtype=np.int64)
+        # per sharing class: the GPU each node's score was computed for, at that node's version, so that
+        # placing on the chosen node does not score it again
+        self._gpu_choice: dict[TaskClass, tuple[IntArray, IntArray]] = {}
 
     def fragmentation(self, cluster: GpuCluster) -> FloatArray:
-        """Every node's current fragmentation (recomputed only for the nodes that changed)."""
-        if self._model is None or self._model.models != cluster.models or len(self._frag) != len(cluster):
-            self._model = FragmentationModel(self.workload, cluster.models)
-            self._frag = self._model.fragmentation(cluster.gpu_left, cluster.cpu_left, cluster.model)
+        """Every node's current fragmentation in milli-GPU (recomputed only for the nodes that changed)."""
+        units = self._current_units(cluster)
+        assert self._table is not None
+        result: FloatArray = units / self._table.scale
+        return result
+
+    def _current_units(self, cluster: GpuCluster) -> IntArray | FloatArray:
+        table = self._table
+        width = cluster.gpu_left.shape[1]
+        if table is None or cluster is not self._cluster or table.models != cluster.models or table.width != width:
+            table = self._table = FragmentationTable(self.workload, cluster.models, width)
+            self._cluster = cluster
+            self._gpu_choice.clear()
+            self._units = table.units(cluster.gpu_left, cluster.cpu_left, cluster.model)
             self._versions = cluster.version.copy()
-            return self._frag
+            return self._units
         stale = np.flatnonzero(self._versions != cluster.version)
         if len(stale):
-            self._frag[stale] = self._model.fragmentation(
-                cluster.gpu_left[stale], cluster.cpu_left[stale], cluster.model[stale]
-            )
+            self._units[stale] = table.units(cluster.gpu_left[stale], cluster.cpu_left[stale], cluster.model[stale])
             self._versions[stale] = cluster.version[stale]
-        return self._frag
+        return self._units
 
     def scores(self, cluster: GpuCluster, task: Task, rows: IntArray) -> IntArray:
-        return self._score_and_gpu(cluster, task, rows)[0]
+        scores, gpus = self._score_and_gpu(cluster, task, rows)
+        if task.task_class.is_gpu_sharing:
+            choice = self._gpu_choice.get(task.task_class)
+            if choice is None:
+                choice = self._gpu_choice[task.task_class] = (
+                    np.full(len(cluster), -1, dtype=np.int64), np.zeros(len(cluster), dtype=np.int64)
+                )
+            choice[0][rows] = cluster.version[rows]
+            choice[1][rows] = gpus
+        return scores
 
     def gpus(self, cluster: GpuCluster, task: Task, row: int, rng: random.Random) -> list[int]:
         if not task.uses_gpu:
             return []
         if task.task_class.is_gpu_sharing:
+            choice = self._gpu_choice.get(task.task_class)
+            if cluster is self._cluster and choice is not None and choice[0][row] == cluster.version[row]:
+                return [int(choice[1][row])]
             return [int(self._score_and_gpu(cluster, task, np.array([row], dtype=np.int64))[1][0])]
         return first_idle_gpus(cluster.gpu_left[row], task.num_gpu)
 
     def _score_and_gpu(self, cluster: GpuCluster, task: Task, rows: IntArray) -> tuple[IntArray, IntArray]:
-        before = self.fragmentation(cluster)[rows]
-        model = self._model
-        assert model is not None
+        before = self._current_units(cluster)[rows]
+        table = self._table
+        assert table is not None
         cpu_after = cluster.cpu_left[rows] - task.task_class.cpu_milli  # the scoring CPU, as the paper's simulator
         left = cluster.gpu_left[rows]
         if task.task_class.is_gpu_sharing:
-            row_index, gpu_index = np.nonzero(left >= task.gpu_milli)
+            # one candidate per distinct free share of a node: GPUs with the same share left give the same
+            # measure, and of those only the first could win (ties go to the lowest GPU index)
+            width = left.shape[1]
+            repeated = ((left[:, :, None] == left[:, None, :]) & np.tri(width, k=-1, dtype=np.bool_)).any(axis=2)
+            row_index, gpu_index = np.nonzero((left >= task.gpu_milli) & ~repeated)
             after_left = left[row_index].copy()
             after_left[np.arange(len(row_index)), gpu_index] -= task.gpu_milli
-            after = model.fragmentation(after_left, cpu_after[row_index], cluster.model[rows][row_index])
-            candidate = _sigmoid_score(before[row_index] - after)
+            after = table.units(after_left, cpu_after[row_index], cluster.model[rows][row_index])
+            candidate = _sigmoid_score((before[row_index] - after) / table.scale)
             # best GPU per node: the highest score, the lowest GPU index on a tie
             order = np.lexsort((gpu_index, -candidate, row_index))
             first = np.ones(len(order), dtype=np.bool_)
@@ -225,11 +264,12 @@ class FgdPolicy:
             return scores, gpus
         after_left = left
         if task.uses_gpu:
-            after_left = left.copy()
-            for i in range(len(rows)):
-                after_left[i, first_idle_gpus(left[i], task.num_gpu)] -= task.gpu_milli
-        after = model.fragmentation(after_left, cpu_after, cluster.model[rows])
-        return _sigmoid_score(before - after), np.zeros(len(rows), dtype=np.int64)
+            # whole GPUs go to each node's first idle ones (first_idle_gpus), for every row at once
+            idle = left == MILLI
+            taken = idle & (idle.cumsum(axis=1) <= task.num_gpu)
+            after_left = left - taken * task.gpu_milli
+        after = table.units(after_left, cpu_after, cluster.model[rows])
+        return _sigmoid_score((before - after) / table.scale), np.zeros(len(rows), dtype=np.int64)
 
 
 def _sigmoid_score(decrease: FloatArray) -> IntArray:
