@@ -8,6 +8,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import pytest
 from tests.builders.manifests import (
     GPU_DRIVER,
@@ -178,3 +179,44 @@ def test_a_label_set_on_a_node_ends_the_failed_verdict_of_a_shape() -> None:
     assert run.schedule_one(first).node is None
     state.label_node("n0", "domain", "a")
     assert run.schedule_one(second).node == "n0"
+
+
+def _two_waiting() -> tuple[Any, Scheduler, PodInfo, PodInfo]:
+    """One node with one GPU taken by a bound pod, two pods that want a GPU: both fail."""
+    loaded = load(manifest([gpu_class(), node("n0"), gpu_slice("n0", 1), claim_template("one", gpu_request()),
+                            pod("a", templates={"gpu": "one"}), pod("b", templates={"gpu": "one"}),
+                            pod("c", templates={"gpu": "one"})]), seed=0)
+    state = loaded.state
+    run = Scheduler(state, default_profile(state, Options(0)), random.Random(0), StateBinder(state))
+    first, second, third = loaded.pending
+    assert run.schedule_one(first).node == "n0"
+    return state, run, second, third
+
+
+def test_a_failed_pod_meets_its_shapes_stamped_failure_again_while_nothing_changed() -> None:
+    _, run, second, third = _two_waiting()
+    failed = run.schedule_one(second)
+    assert failed.node is None
+    certain = run.certain_failure(second)
+    assert certain is not None and certain[1] == failed.message and certain[2] is failed.diagnosis
+    known = run.known_failure(second)
+    assert known is not None and (known.message, known.diagnosis) == (failed.message, failed.diagnosis)
+    # a pod of the same shape that has had no cycle yet: its PreFilter has not run, nothing is certain
+    assert run.certain_failure(third) is None
+
+
+def test_nothing_is_certain_once_the_cluster_the_pod_or_its_claim_changed() -> None:
+    state, run, second, _ = _two_waiting()
+    run.schedule_one(second)
+    state.label_node("n0", "domain", "a")  # a node change moves the stamp
+    assert run.certain_failure(second) is None
+    run.schedule_one(second)
+    assert run.certain_failure(second) is not None
+    [claim_key] = [k for k in state.claims if k.startswith("default/b-")]
+    state.update_claim(claim_key, state.claims[claim_key].raw)  # the same content, a new object
+    assert run.certain_failure(second) is None
+    run.schedule_one(second)
+    assert run.certain_failure(second) is not None
+    record = state.pods[second.key]
+    state.update_pod(second.key, record.raw, msgspec.structs.replace(record.pod))  # a new pod object
+    assert run.certain_failure(state.pods[second.key].info) is None

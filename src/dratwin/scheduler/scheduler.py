@@ -284,16 +284,25 @@ class Scheduler:
         without running the cycle; None when that is not certain. It is certain when the pod object and
         the claims its PreFilter read are the ones its last cycle met (the PreFilters are pure functions
         of them, so the shape is the same) and that shape's failed cycle has the cluster's current stamp."""
+        failure = self.certain_failure(pod)
+        if failure is None:
+            return None
+        _, message, last = failure
+        return Attempt(pod.key, message=message, diagnosis=last)
+
+    def certain_failure(self, pod: PodInfo) -> tuple[tuple[int, int], str, Diagnosis] | None:
+        """The stamped failed cycle (stamp, message, diagnosis) the pod would meet again (``known_failure``),
+        without an Attempt made for it: a caller that needs only the message reads it from here."""
         seen = self._shape_of.get(pod.key)
         if seen is None or seen[0] is not pod.pod:
             return None
         known = self._tables.get(seen[1])
-        if known is None or known.failure is None or known.failure[0] != self._stamp():
+        if known is None or known.failure is None or known.failure[0] != (len(self._journal),
+                                                                          self.cluster.dra_global_version):
             return None
         if not self.profile.dra.pre_filter_unchanged(pod):
             return None
-        _, message, last = known.failure
-        return Attempt(pod.key, message=message, diagnosis=last)
+        return known.failure
 
     def _stamp(self) -> tuple[int, int]:
         """Where the cluster stands for the filters: every change of a node (pods, devices, taints) adds a

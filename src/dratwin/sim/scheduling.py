@@ -255,7 +255,7 @@ class SchedulingController:
         while True:
             self._cycle_due = False
             info = self.queue.pop(self.engine.now())
-            if info is not None:
+            if info is not None and not (self.inline_cycles and self._fail_quietly(info.key)):
                 gang = self.gang_of.get(info.key)
                 if gang is None:
                     self._schedule_alone(info)
@@ -269,6 +269,35 @@ class SchedulingController:
                 return
             if not self.engine.continue_inline(slot, self._cycle):
                 return
+
+    def _fail_quietly(self, key: str) -> bool:
+        """A retry whose failure is certain and writes nothing new (its shape's stamped verdict; the pod's
+        condition already says so; not a gang's): what ``_schedule_alone`` would do for it, the counts and
+        the pool entry, without an Attempt and its bookkeeping (True). False, with nothing done, when any
+        of that is not certain: the full cycle runs. Most attempts of a month are such retries."""
+        if key in self.gang_of:
+            return False
+        record = self.store.state.pods.get(key)
+        if record is None:
+            return False
+        failure = self.scheduler.certain_failure(record.info)
+        if failure is None:
+            return False
+        message = failure[1]
+        marked = self._marked.get(key)
+        # The condition the last failure wrote, on the same object, with no error and no nominated node.
+        if marked is None or marked[0] is not record.raw or marked[1] != message or marked[2] or marked[3]:
+            return False
+        self.attempts += 1
+        self.messages[key] = message
+        self.store.note("FailedScheduling", "Pod", key, message)
+        self.queue.failed(key, self.engine.now())
+        claims = self._claims_of.get(key)
+        if claims is None or claims[0] is not record.pod:
+            self._index_claims(key)
+        for hook in self.on_unschedulable:
+            hook(key)
+        return True
 
     def _schedule_alone(self, info: PodInfo) -> None:
         attempt = self._attempt(info)

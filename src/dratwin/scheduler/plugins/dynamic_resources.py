@@ -166,7 +166,10 @@ class DynamicResources:
         if known.pod is not pod.pod or known.classes != len(self.cluster.classes):
             return False
         claims = self.cluster.claims
-        return all(claims.get(key) is record and record.claim is claim for key, record, claim in known.claims)
+        for key, record, claim in known.claims:  # a loop, not all(...): it runs for every retry of a month
+            if claims.get(key) is not record or record.claim is not claim:
+                return False
+        return True
 
     def _allocator(self, found: PodClaims) -> Allocator:
         """The pod's allocator, made when a node first needs it (a retry that meets only cached outcomes
