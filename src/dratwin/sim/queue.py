@@ -112,8 +112,10 @@ class SchedulingQueue:
     def move_all(self, now: float) -> None:
         """A cluster event that may help (a pod gone, a node or devices added): the pool moves on."""
         # The pool is in the order pods entered it (``failed``), which is the order of their times: no sort.
-        for key in list(self.unschedulable):
-            self._move(self.unschedulable.pop(key), now)
+        pool, self.unschedulable = self.unschedulable, {}
+        move = self._move
+        for queued in pool.values():
+            move(queued, now)
 
     def move(self, keys: set[str], now: float) -> None:
         """An event that may help only these pods (a QueueingHint said Queue for them): they move on."""

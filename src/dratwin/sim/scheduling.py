@@ -254,7 +254,7 @@ class SchedulingController:
     def _cycle(self) -> None:
         while True:
             self._cycle_due = False
-            info = self.queue.pop(self.engine.now())
+            info = self.queue.pop(self.engine.clock.now())
             if info is not None and not (self.inline_cycles and self._fail_quietly(info.key)):
                 gang = self.gang_of.get(info.key)
                 if gang is None:
@@ -277,10 +277,13 @@ class SchedulingController:
         of that is not certain: the full cycle runs. Most attempts of a month are such retries."""
         if key in self.gang_of:
             return False
-        record = self.store.state.pods.get(key)
+        store = self.store
+        record = store.state.pods.get(key)
         if record is None:
             return False
-        failure = self.scheduler.certain_failure(record.info)
+        # The scheduler as the property gives it (read directly while the node tree is the one it was made for).
+        scheduler = self._scheduler if self._nodes_seen == self._node_epoch else None
+        failure = (scheduler or self.scheduler).certain_failure(record.info)
         if failure is None:
             return False
         message = failure[1]
@@ -290,8 +293,9 @@ class SchedulingController:
             return False
         self.attempts += 1
         self.messages[key] = message
-        self.store.note("FailedScheduling", "Pod", key, message)
-        self.queue.failed(key, self.engine.now())
+        if store.keep_log:
+            store.note("FailedScheduling", "Pod", key, message)
+        self.queue.failed(key, self.engine.clock.now())
         claims = self._claims_of.get(key)
         if claims is None or claims[0] is not record.pod:
             self._index_claims(key)

@@ -73,7 +73,9 @@ class Store:
         self._seen = len(self.state.events)
 
     def dispatch(self) -> None:
-        events = self.state.events
+        events = self.loaded.state.events
+        if not events:
+            return  # after most actions of a month (a retry that changed nothing): nothing to hand on
         while self._seen < len(events):
             event = events[self._seen]
             self._seen += 1
