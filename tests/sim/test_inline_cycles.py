@@ -25,7 +25,8 @@ def outputs(sim: Simulation) -> tuple[Any, ...]:
     state = sim.store.state
     log = [(c.time, c.seq, c.type, c.kind, c.key, c.message) for c in sim.events]
     objects = ({k: r.raw for k, r in state.pods.items()}, {k: r.raw for k, r in state.claims.items()})
-    return dataclasses.asdict(sim.result), log, objects, sim.invariant_checks, QUEUES.pop()
+    timeline = dataclasses.asdict(sim.timeline) if sim.timeline is not None else None
+    return dataclasses.asdict(sim.result), log, objects, sim.invariant_checks, timeline, QUEUES.pop()
 
 
 # The scheduling controller of each run, read at its end (the Simulation does not hold it).
@@ -61,12 +62,14 @@ def _keep_queues(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 class Counted:
-    """How often the engine ran a cycle inline, how often a retry took a stamped verdict, and how often a
-    certain failure was done quietly (its counts and pool entry only)."""
+    """How often the engine ran a cycle inline, how often a retry took a stamped verdict, how many certain
+    failures were done quietly (their counts and pool entries only), and how many of those followed another
+    in one loop (``Engine.inline_next``)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.inline = self.known = self.quiet = 0
-        continue_inline, certain_failure = Engine.continue_inline, Scheduler.certain_failure
+        self.inline = self.known = self.quiet = self.followed = 0
+        continue_inline, inline_next = Engine.continue_inline, Engine.inline_next
+        certain_failure, certain_failures = Scheduler.certain_failure, Scheduler.certain_failures
         fail_quietly = SchedulingController._fail_quietly
 
         def counted_inline(engine: Engine, *args: Any) -> bool:
@@ -74,18 +77,35 @@ class Counted:
             self.inline += ran
             return ran
 
+        def counted_next(engine: Engine, *args: Any) -> bool:
+            ran = inline_next(engine, *args)
+            self.followed += ran
+            return ran
+
         def counted_known(scheduler: Scheduler, *args: Any) -> Any:
             failure = certain_failure(scheduler, *args)
             self.known += failure is not None
             return failure
 
+        def counted_messages(scheduler: Scheduler) -> Any:
+            message_of = certain_failures(scheduler)
+
+            def counted(pod: Any) -> str | None:
+                message = message_of(pod)
+                self.known += message is not None
+                return message
+            return counted
+
         def counted_quiet(controller: SchedulingController, key: str) -> bool:
+            before = controller.attempts
             done = fail_quietly(controller, key)
-            self.quiet += done
+            self.quiet += controller.attempts - before
             return done
 
         monkeypatch.setattr(Engine, "continue_inline", counted_inline)
+        monkeypatch.setattr(Engine, "inline_next", counted_next)
         monkeypatch.setattr(Scheduler, "certain_failure", counted_known)
+        monkeypatch.setattr(Scheduler, "certain_failures", counted_messages)
         monkeypatch.setattr(SchedulingController, "_fail_quietly", counted_quiet)
 
 
@@ -104,10 +124,12 @@ def test_a_random_scenario_with_gangs_and_shared_claims_runs_the_same_inline(
 def test_the_backlog_of_the_month_shape_runs_the_same_inline(monkeypatch: pytest.MonkeyPatch) -> None:
     spec = month_spec(seed=3, nodes=10, pods=150, until=2 * 86400.0)
     catalog = load_catalog()
-    reference = simulate(spec, SimOptions(catalog=catalog, keep_events=True, inline_cycles=False))
+    options = SimOptions(catalog=catalog, keep_events=True, check_invariants=True, sample_every=600.0)
+    reference = simulate(spec, dataclasses.replace(options, inline_cycles=False))
     counted = Counted(monkeypatch)
-    inline = simulate(spec, SimOptions(catalog=catalog, keep_events=True))
+    inline = simulate(spec, options)
     assert counted.known > reference.result.pods_started, "most attempts are retries of waiting pods"
     assert counted.quiet > counted.known / 2, "most of them write nothing new"
+    assert counted.followed > counted.quiet / 2, "most of those follow another in one loop"
     assert outputs(inline) == outputs(reference)
 

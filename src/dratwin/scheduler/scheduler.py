@@ -13,7 +13,7 @@ import heapq
 import random
 from bisect import bisect_left, insort
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 from typing import Any
@@ -303,6 +303,28 @@ class Scheduler:
         if not self.profile.dra.pre_filter_unchanged(pod):
             return None
         return known.failure
+
+    def certain_failures(self) -> Callable[[PodInfo], str | None]:
+        """``certain_failure``'s message for one pod after another while the cluster does not change: the
+        stamp is read once and each shape's verdict once. Make a new one after anything may have changed."""
+        stamp, shape_of, tables = self._stamp(), self._shape_of, self._tables
+        unchanged = self.profile.dra.pre_filters_unchanged()
+        verdicts: dict[Any, str | None] = {}
+
+        def message_of(pod: PodInfo) -> str | None:
+            seen = shape_of.get(pod.key)
+            if seen is None or seen[0] is not pod.pod:
+                return None
+            shape = seen[1]
+            if shape in verdicts:
+                message = verdicts[shape]
+            else:
+                known = tables.get(shape)
+                failure = known.failure if known is not None else None
+                message = verdicts[shape] = failure[1] if failure is not None and failure[0] == stamp else None
+            return message if message is not None and unchanged(pod) else None
+
+        return message_of
 
     def _stamp(self) -> tuple[int, int]:
         """Where the cluster stands for the filters: every change of a node (pods, devices, taints) adds a

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from dratwin.scheduler.framework import PodInfo
@@ -38,10 +39,12 @@ class QueuedPod:
     unschedulable_since: float = 0.0
 
     def backoff_until(self, initial: float, maximum: float) -> float:
-        if self.attempts == 0:
-            return self.last_attempt
-        backoff: float = min(initial * 2.0 ** min(self.attempts - 1, 64), maximum)
-        return self.last_attempt + backoff
+        return self.last_attempt + backoff_seconds(self.attempts, initial, maximum)
+
+
+def backoff_seconds(attempts: int, initial: float, maximum: float) -> float:
+    """How long a pod backs off after ``attempts`` failed attempts (none before its first)."""
+    return min(initial * 2.0 ** min(attempts - 1, 64), maximum) if attempts else 0.0
 
 
 @dataclass
@@ -57,6 +60,11 @@ class SchedulingQueue:
     _in_active: set[str] = field(default_factory=set)
     _in_backoff: set[str] = field(default_factory=set)
     _sequence: itertools.count[int] = field(default_factory=itertools.count)
+    _backoffs: list[float] = field(default_factory=list)  # the backoff after each count of attempts
+
+    def __post_init__(self) -> None:
+        # Past 65 attempts the doubling is capped (``backoff_seconds``): the last entry stands for all.
+        self._backoffs = [backoff_seconds(a, self.initial_backoff, self.max_backoff) for a in range(66)]
 
     def __len__(self) -> int:
         return len(self.pods)
@@ -100,6 +108,16 @@ class SchedulingQueue:
                     return self.pods[key].info
         return None
 
+    def next_active(self) -> str | None:
+        """The pod ``pop`` would take from activeQ next, left there; None when activeQ is empty."""
+        active, in_active = self._active, self._in_active
+        while active:
+            key = active[0][2]
+            if key in in_active:
+                return key
+            heapq.heappop(active)
+        return None
+
     def failed(self, key: str, now: float) -> None:
         """A cycle found the pod unschedulable: to the pool, its backoff counted from now."""
         queued = self.pods[key]
@@ -113,14 +131,12 @@ class SchedulingQueue:
         """A cluster event that may help (a pod gone, a node or devices added): the pool moves on."""
         # The pool is in the order pods entered it (``failed``), which is the order of their times: no sort.
         pool, self.unschedulable = self.unschedulable, {}
-        move = self._move
-        for queued in pool.values():
-            move(queued, now)
+        self._move_each(pool.values(), now)
 
     def move(self, keys: set[str], now: float) -> None:
         """An event that may help only these pods (a QueueingHint said Queue for them): they move on."""
-        for key in sorted(keys & self.unschedulable.keys(), key=lambda k: self.pods[k].unschedulable_since):
-            self._move(self.unschedulable.pop(key), now)
+        moving = sorted(keys & self.unschedulable.keys(), key=lambda k: self.pods[k].unschedulable_since)
+        self._move_each([self.unschedulable.pop(key) for key in moving], now)
 
     def flush_backoff(self, now: float) -> None:
         while self._backoff and self._backoff[0][0] <= now:
@@ -137,21 +153,28 @@ class SchedulingQueue:
             if now - queued.unschedulable_since < self.max_in_unschedulable:
                 break
             stale.append(key)
-        for key in stale:
-            self._move(self.unschedulable.pop(key), now)
+        self._move_each([self.unschedulable.pop(key) for key in stale], now)
 
     def next_backoff_end(self) -> float | None:
         while self._backoff and self._backoff[0][2] not in self._in_backoff:
             heapq.heappop(self._backoff)
         return self._backoff[0][0] if self._backoff else None
 
-    def _move(self, queued: QueuedPod, now: float) -> None:
-        until = queued.backoff_until(self.initial_backoff, self.max_backoff)
-        if until > now:
-            self._in_backoff.add(queued.info.key)
-            heapq.heappush(self._backoff, (until, next(self._sequence), queued.info.key))
-        else:
-            self._to_active(queued)
+    def _move_each(self, moving: Iterable[QueuedPod], now: float) -> None:
+        """Each pod on, in order: to backoffQ while it backs off, to activeQ after (one loop for a pool of
+        thousands, its backoff read from a table by its attempts: ``backoff_until``'s values)."""
+        backoffs, last = self._backoffs, len(self._backoffs) - 1
+        push, sequence = heapq.heappush, self._sequence
+        active, in_active, backoff, in_backoff = self._active, self._in_active, self._backoff, self._in_backoff
+        for queued in moving:
+            attempts, key = queued.attempts, queued.info.key
+            until = queued.last_attempt + backoffs[attempts if attempts < last else last]
+            if until > now:
+                in_backoff.add(key)
+                push(backoff, (until, next(sequence), key))
+            else:
+                in_active.add(key)  # as ``_to_active``, without a call per pod
+                push(active, (-queued.info.priority, next(sequence), key))
 
     def _to_active(self, queued: QueuedPod) -> None:
         key = queued.info.key

@@ -228,11 +228,13 @@ class SchedulingController:
 
     def _arm_timers(self) -> None:
         end = self.queue.next_backoff_end()
-        if end is not None and (self._backoff_flush_at is None or end < self._backoff_flush_at):
-            # Upstream flushes backoffQ every second: the pod leaves at the first tick after its backoff.
+        if end is not None:
+            # Upstream flushes backoffQ every second: the pod leaves at the first tick after its backoff. A
+            # flush is due once per tick (an earlier end within the tick already armed changes nothing).
             tick = -(-end // BACKOFF_FLUSH_SECONDS) * BACKOFF_FLUSH_SECONDS
-            self._backoff_flush_at = tick
-            self.engine.at(tick, BOOKKEEPING, self._flush_backoff)
+            if self._backoff_flush_at is None or tick < self._backoff_flush_at:
+                self._backoff_flush_at = tick
+                self.engine.at(tick, BOOKKEEPING, self._flush_backoff)
         if self.queue.unschedulable and not self._leftover_flush_due:
             self._leftover_flush_due = True
             now = self.engine.now()
@@ -274,34 +276,52 @@ class SchedulingController:
         """A retry whose failure is certain and writes nothing new (its shape's stamped verdict; the pod's
         condition already says so; not a gang's): what ``_schedule_alone`` would do for it, the counts and
         the pool entry, without an Attempt and its bookkeeping (True). False, with nothing done, when any
-        of that is not certain: the full cycle runs. Most attempts of a month are such retries."""
+        of that is not certain: the full cycle runs. Most attempts of a month are such retries.
+
+        The pods behind it in activeQ whose retries are as certain follow in the same loop, each counted as
+        the engine action its own cycle is: the cluster does not change between them (they write nothing),
+        so the verdicts and timers are the same for each, and each runs inline (``Engine.inline_next``) as
+        long as nothing else falls due before the next cycle."""
         if key in self.gang_of:
             return False
-        store = self.store
-        record = store.state.pods.get(key)
-        if record is None:
-            return False
-        # The scheduler as the property gives it (read directly while the node tree is the one it was made for).
-        scheduler = self._scheduler if self._nodes_seen == self._node_epoch else None
-        failure = (scheduler or self.scheduler).certain_failure(record.info)
-        if failure is None:
-            return False
-        message = failure[1]
-        marked = self._marked.get(key)
-        # The condition the last failure wrote, on the same object, with no error and no nominated node.
-        if marked is None or marked[0] is not record.raw or marked[1] != message or marked[2] or marked[3]:
-            return False
-        self.attempts += 1
-        self.messages[key] = message
-        if store.keep_log:
-            store.note("FailedScheduling", "Pod", key, message)
-        self.queue.failed(key, self.engine.clock.now())
-        claims = self._claims_of.get(key)
-        if claims is None or claims[0] is not record.pod:
-            self._index_claims(key)
-        for hook in self.on_unschedulable:
-            hook(key)
-        return True
+        engine, queue, store = self.engine, self.queue, self.store
+        pods, gang_of, marked_of, messages = store.state.pods, self.gang_of, self._marked, self.messages
+        claims_of, hooks, keep_log = self._claims_of, self.on_unschedulable, store.keep_log
+        message_of = self.scheduler.certain_failures()
+        now = engine.clock.now()
+        done = 0
+        while True:
+            record = pods.get(key)
+            if record is None or key in gang_of:
+                break
+            message = message_of(record.info)
+            marked = marked_of.get(key)
+            # The condition the last failure wrote, on the same object, with no error and no nominated node.
+            if message is None or marked is None or marked[0] is not record.raw or marked[1] != message \
+                    or marked[2] or marked[3]:
+                break
+            if done:  # a follower, at the head of activeQ: the pod before it is done, and it runs next
+                if done == 1:
+                    self._arm_timers()  # as the first pod's cycle ends (a follower's failure changes none)
+                if not engine.inline_next(SCHEDULER):
+                    break
+                queue.pop(now)
+            done += 1
+            messages[key] = message
+            if keep_log:
+                store.note("FailedScheduling", "Pod", key, message)
+            queue.failed(key, now)
+            claims = claims_of.get(key)
+            if claims is None or claims[0] is not record.pod:
+                self._index_claims(key)
+            for hook in hooks:
+                hook(key)
+            following = queue.next_active()
+            if following is None:
+                break
+            key = following
+        self.attempts += done
+        return done > 0
 
     def _schedule_alone(self, info: PodInfo) -> None:
         attempt = self._attempt(info)

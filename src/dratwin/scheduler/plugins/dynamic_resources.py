@@ -15,7 +15,7 @@ without re-running the allocator on hundreds of nodes each time.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,6 +152,16 @@ class DynamicResources:
         """Whether PreFilter would now find what it last found for the pod (same pod, same claim objects)."""
         known = self._pre_filtered.get(pod.key)
         return known is not None and self._still_valid(known, pod)
+
+    def pre_filters_unchanged(self) -> Callable[[PodInfo], bool]:
+        """``pre_filter_unchanged`` as one function to call for pod after pod (a retry loop's)."""
+        pre_filtered, still_valid = self._pre_filtered, self._still_valid
+
+        def unchanged(pod: PodInfo) -> bool:
+            known = pre_filtered.get(pod.key)
+            return known is not None and still_valid(known, pod)
+
+        return unchanged
 
     def forget(self, pod_key: str) -> None:
         """The pod is bound: it is not pre-filtered again."""
