@@ -88,12 +88,12 @@ class Counted:
             return failure
 
         def counted_messages(scheduler: Scheduler) -> Any:
-            message_of = certain_failures(scheduler)
+            failure_of = certain_failures(scheduler)
 
-            def counted(pod: Any) -> str | None:
-                message = message_of(pod)
-                self.known += message is not None
-                return message
+            def counted(pod: Any) -> Any:
+                failure = failure_of(pod)
+                self.known += failure is not None
+                return failure
             return counted
 
         def counted_quiet(controller: SchedulingController, key: str) -> bool:

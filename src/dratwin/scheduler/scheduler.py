@@ -293,38 +293,32 @@ class Scheduler:
     def certain_failure(self, pod: PodInfo) -> tuple[tuple[int, int], str, Diagnosis] | None:
         """The stamped failed cycle (stamp, message, diagnosis) the pod would meet again (``known_failure``),
         without an Attempt made for it: a caller that needs only the message reads it from here."""
-        seen = self._shape_of.get(pod.key)
-        if seen is None or seen[0] is not pod.pod:
-            return None
-        known = self._tables.get(seen[1])
-        if known is None or known.failure is None or known.failure[0] != (len(self._journal),
-                                                                          self.cluster.dra_global_version):
-            return None
-        if not self.profile.dra.pre_filter_unchanged(pod):
-            return None
-        return known.failure
+        return self._failures()(pod)
 
-    def certain_failures(self) -> Callable[[PodInfo], str | None]:
-        """``certain_failure``'s message for one pod after another while the cluster does not change: the
-        stamp is read once and each shape's verdict once. Make a new one after anything may have changed."""
+    def certain_failures(self) -> Callable[[PodInfo], tuple[tuple[int, int], str, Diagnosis] | None]:
+        """``certain_failure`` for one pod after another while the cluster does not change: the stamp is
+        read once and each shape's verdict once. Make a new one after anything may have changed."""
+        return self._failures()
+
+    def _failures(self) -> Callable[[PodInfo], tuple[tuple[int, int], str, Diagnosis] | None]:
         stamp, shape_of, tables = self._stamp(), self._shape_of, self._tables
         unchanged = self.profile.dra.pre_filters_unchanged()
-        verdicts: dict[Any, str | None] = {}
+        verdicts: dict[Any, tuple[tuple[int, int], str, Diagnosis] | None] = {}
 
-        def message_of(pod: PodInfo) -> str | None:
+        def failure_of(pod: PodInfo) -> tuple[tuple[int, int], str, Diagnosis] | None:
             seen = shape_of.get(pod.key)
             if seen is None or seen[0] is not pod.pod:
                 return None
             shape = seen[1]
             if shape in verdicts:
-                message = verdicts[shape]
+                failure = verdicts[shape]
             else:
                 known = tables.get(shape)
                 failure = known.failure if known is not None else None
-                message = verdicts[shape] = failure[1] if failure is not None and failure[0] == stamp else None
-            return message if message is not None and unchanged(pod) else None
+                failure = verdicts[shape] = failure if failure is not None and failure[0] == stamp else None
+            return failure if failure is not None and unchanged(pod) else None
 
-        return message_of
+        return failure_of
 
     def _stamp(self) -> tuple[int, int]:
         """Where the cluster stands for the filters: every change of a node (pods, devices, taints) adds a

@@ -38,9 +38,6 @@ class QueuedPod:
     last_attempt: float = 0.0
     unschedulable_since: float = 0.0
 
-    def backoff_until(self, initial: float, maximum: float) -> float:
-        return self.last_attempt + backoff_seconds(self.attempts, initial, maximum)
-
 
 def backoff_seconds(attempts: int, initial: float, maximum: float) -> float:
     """How long a pod backs off after ``attempts`` failed attempts (none before its first)."""
@@ -162,7 +159,7 @@ class SchedulingQueue:
 
     def _move_each(self, moving: Iterable[QueuedPod], now: float) -> None:
         """Each pod on, in order: to backoffQ while it backs off, to activeQ after (one loop for a pool of
-        thousands, its backoff read from a table by its attempts: ``backoff_until``'s values)."""
+        thousands, its backoff read from a table by its attempts: ``backoff_seconds``' values)."""
         backoffs, last = self._backoffs, len(self._backoffs) - 1
         push, sequence = heapq.heappush, self._sequence
         active, in_active, backoff, in_backoff = self._active, self._in_active, self._backoff, self._in_backoff

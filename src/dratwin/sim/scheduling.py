@@ -287,18 +287,19 @@ class SchedulingController:
         engine, queue, store = self.engine, self.queue, self.store
         pods, gang_of, marked_of, messages = store.state.pods, self.gang_of, self._marked, self.messages
         claims_of, hooks, keep_log = self._claims_of, self.on_unschedulable, store.keep_log
-        message_of = self.scheduler.certain_failures()
+        failure_of = self.scheduler.certain_failures()
         now = engine.clock.now()
         done = 0
         while True:
             record = pods.get(key)
             if record is None or key in gang_of:
                 break
-            message = message_of(record.info)
-            marked = marked_of.get(key)
+            failure = failure_of(record.info)
+            if failure is None:
+                break
+            message, marked = failure[1], marked_of.get(key)
             # The condition the last failure wrote, on the same object, with no error and no nominated node.
-            if message is None or marked is None or marked[0] is not record.raw or marked[1] != message \
-                    or marked[2] or marked[3]:
+            if marked is None or marked[0] is not record.raw or marked[1] != message or marked[2] or marked[3]:
                 break
             if done:  # a follower, at the head of activeQ: the pod before it is done, and it runs next
                 if done == 1:

@@ -148,13 +148,9 @@ class DynamicResources:
         self._remember(pod, read, found)
         return SUCCESS
 
-    def pre_filter_unchanged(self, pod: PodInfo) -> bool:
-        """Whether PreFilter would now find what it last found for the pod (same pod, same claim objects)."""
-        known = self._pre_filtered.get(pod.key)
-        return known is not None and self._still_valid(known, pod)
-
     def pre_filters_unchanged(self) -> Callable[[PodInfo], bool]:
-        """``pre_filter_unchanged`` as one function to call for pod after pod (a retry loop's)."""
+        """Whether PreFilter would now find what it last found for a pod (same pod, same claim objects): one
+        function to call for pod after pod (a retry loop's)."""
         pre_filtered, still_valid = self._pre_filtered, self._still_valid
 
         def unchanged(pod: PodInfo) -> bool:
