@@ -64,12 +64,12 @@ def _keep_queues(monkeypatch: pytest.MonkeyPatch) -> None:
 class Counted:
     """How often the engine ran a cycle inline, how often a retry took a stamped verdict, how many certain
     failures were done quietly (their counts and pool entries only), and how many of those followed another
-    in one loop (``Engine.inline_next``)."""
+    in the same action (``Engine.ran_inline``)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.inline = self.known = self.quiet = self.followed = 0
-        continue_inline, inline_next = Engine.continue_inline, Engine.inline_next
-        certain_failure, certain_failures = Scheduler.certain_failure, Scheduler.certain_failures
+        continue_inline, ran_inline = Engine.continue_inline, Engine.ran_inline
+        leading = Scheduler.leading_certain_failures  # certain_failure's too
         fail_quietly = SchedulingController._fail_quietly
 
         def counted_inline(engine: Engine, *args: Any) -> bool:
@@ -77,24 +77,14 @@ class Counted:
             self.inline += ran
             return ran
 
-        def counted_next(engine: Engine, *args: Any) -> bool:
-            ran = inline_next(engine, *args)
-            self.followed += ran
-            return ran
+        def counted_steps(engine: Engine, count: int) -> None:
+            ran_inline(engine, count)
+            self.followed += count
 
-        def counted_known(scheduler: Scheduler, *args: Any) -> Any:
-            failure = certain_failure(scheduler, *args)
-            self.known += failure is not None
-            return failure
-
-        def counted_messages(scheduler: Scheduler) -> Any:
-            failure_of = certain_failures(scheduler)
-
-            def counted(pod: Any) -> Any:
-                failure = failure_of(pod)
-                self.known += failure is not None
-                return failure
-            return counted
+        def counted_leading(scheduler: Scheduler, pods: Any) -> Any:
+            failures = leading(scheduler, pods)
+            self.known += len(failures)
+            return failures
 
         def counted_quiet(controller: SchedulingController, key: str) -> bool:
             before = controller.attempts
@@ -103,9 +93,8 @@ class Counted:
             return done
 
         monkeypatch.setattr(Engine, "continue_inline", counted_inline)
-        monkeypatch.setattr(Engine, "inline_next", counted_next)
-        monkeypatch.setattr(Scheduler, "certain_failure", counted_known)
-        monkeypatch.setattr(Scheduler, "certain_failures", counted_messages)
+        monkeypatch.setattr(Engine, "ran_inline", counted_steps)
+        monkeypatch.setattr(Scheduler, "leading_certain_failures", counted_leading)
         monkeypatch.setattr(SchedulingController, "_fail_quietly", counted_quiet)
 
 

@@ -13,7 +13,7 @@ import heapq
 import random
 from bisect import bisect_left, insort
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 from typing import Any
@@ -215,6 +215,9 @@ class Scheduler:
         self._spec_keys: dict[str, bytes] = {}
         # Each pending pod's shape as its last cycle found it, with the pod object it read (``known_failure``).
         self._shape_of: dict[str, tuple[Pod, Any]] = {}
+        # One object per distinct shape: the pods of a template encode equal specs, and a look-up by an equal
+        # shape compares their bytes, by the same one only its identity (a month's retries look up millions).
+        self._shapes: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         # The lowest priority of a pod on each node, how many nodes have each, and the journal length seen.
         self._node_lowest: list[int | None] | None = None
         self._lowest_counts: Counter[int] = Counter()
@@ -293,32 +296,33 @@ class Scheduler:
     def certain_failure(self, pod: PodInfo) -> tuple[tuple[int, int], str, Diagnosis] | None:
         """The stamped failed cycle (stamp, message, diagnosis) the pod would meet again (``known_failure``),
         without an Attempt made for it: a caller that needs only the message reads it from here."""
-        return self._failures()(pod)
+        failures = self.leading_certain_failures([pod])
+        return failures[0] if failures else None
 
-    def certain_failures(self) -> Callable[[PodInfo], tuple[tuple[int, int], str, Diagnosis] | None]:
-        """``certain_failure`` for one pod after another while the cluster does not change: the stamp is
-        read once and each shape's verdict once. Make a new one after anything may have changed."""
-        return self._failures()
-
-    def _failures(self) -> Callable[[PodInfo], tuple[tuple[int, int], str, Diagnosis] | None]:
+    def leading_certain_failures(self, pods: Sequence[PodInfo]) -> list[tuple[tuple[int, int], str, Diagnosis]]:
+        """``certain_failure`` for pods tried one after another while the cluster does not change (their
+        cycles would fail and change nothing): the failures of the leading pods whose failure is certain, up
+        to the first that is not. The stamp is read once and each shape's verdict once."""
         stamp, shape_of, tables = self._stamp(), self._shape_of, self._tables
-        unchanged = self.profile.dra.pre_filters_unchanged()
-        verdicts: dict[Any, tuple[tuple[int, int], str, Diagnosis] | None] = {}
-
-        def failure_of(pod: PodInfo) -> tuple[tuple[int, int], str, Diagnosis] | None:
+        verdicts: dict[int, tuple[tuple[int, int], str, Diagnosis] | None] = {}
+        failures: list[tuple[tuple[int, int], str, Diagnosis]] = []
+        for pod in pods:
             seen = shape_of.get(pod.key)
             if seen is None or seen[0] is not pod.pod:
-                return None
+                break
             shape = seen[1]
-            if shape in verdicts:
-                failure = verdicts[shape]
+            if id(shape) in verdicts:  # shapes are one object each (``_shape``): an int's look-up, no bytes
+                failure = verdicts[id(shape)]
             else:
                 known = tables.get(shape)
                 failure = known.failure if known is not None else None
-                failure = verdicts[shape] = failure if failure is not None and failure[0] == stamp else None
-            return failure if failure is not None and unchanged(pod) else None
-
-        return failure_of
+                failure = verdicts[id(shape)] = failure if failure is not None and failure[0] == stamp else None
+            if failure is None:
+                break
+            failures.append(failure)
+        if failures:
+            del failures[self.profile.dra.pre_filters_unchanged(pods[: len(failures)]) :]
+        return failures
 
     def _stamp(self) -> tuple[int, int]:
         """Where the cluster stands for the filters: every change of a node (pods, devices, taints) adds a
@@ -382,7 +386,8 @@ class Scheduler:
         if spec is None:
             spec = msgspec.json.encode(pod.pod.spec)
             self._spec_keys[pod.key] = spec
-        return (spec, self.profile.dra.shape(state))
+        shape = (spec, self.profile.dra.shape(state))
+        return self._shapes.setdefault(shape, shape)
 
     def _run_filters(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         for plugin in self.profile.filters:

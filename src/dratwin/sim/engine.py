@@ -74,20 +74,22 @@ class Engine:
         self._hooks_ran = True
         return False
 
-    def inline_next(self, priority: int) -> bool:
-        """For an action in flight that does the work of several actions in a row at one instant, each of
-        which would run inline (``continue_inline``) when nothing in the heap sorts before an action
-        reserved now at ``priority``: if so, the after-each hooks of the work done run and the next counts
-        as an action run inline (True); if not, nothing happens (False) and the caller ends as usual. The
-        caller vouches that its work schedules nothing and writes nothing the hooks would hand on: the
-        check before the hooks is then the check after them."""
+    def due_before(self, priority: int) -> bool:
+        """Whether an action in the heap sorts before one reserved now at ``priority``: what would run first."""
         heap = self._heap
-        if heap and heap[0][:2] <= (self.clock.now(), priority):
-            return False
-        for hook in self.after_each:
-            hook()
-        self._inline += 1
-        return True
+        return bool(heap) and heap[0][:2] <= (self.clock.now(), priority)
+
+    def ran_inline(self, count: int) -> None:
+        """For an action in flight that did the work of ``count`` more actions in a row at one instant, each
+        of which would have run inline (``continue_inline``: the caller checked ``due_before`` first): their
+        after-each hooks run, once per action, and they count as run. The caller vouches that the work
+        schedules nothing due before it and writes nothing the hooks would hand on, so that the hooks see what
+        they would have seen between the actions and the check before the work holds for each of them."""
+        hooks = self.after_each
+        for _ in range(count):
+            for hook in hooks:
+                hook()
+        self._inline += count
 
     def pending(self) -> int:
         return len(self._heap)

@@ -13,13 +13,15 @@
 
 Pure data: callers pass the time, which never goes back (the pool keeps the order pods entered it in, and
 relies on it); the scheduling controller turns the times into engine events.
+
+A pool of thousands moved to activeQ at once, all of one priority and past their backoffs (as most moves of
+a long run are), enters it as one run: one heap entry for all of them, taken from in order, instead of a
+push and a pop per pod. The order of the pods is the one their pushes would give.
 """
 
 from __future__ import annotations
 
 import heapq
-import itertools
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from dratwin.scheduler.framework import PodInfo
@@ -39,6 +41,18 @@ class QueuedPod:
     unschedulable_since: float = 0.0
 
 
+class _Run:
+    """Pods that entered activeQ together, of one priority, in their order: one heap entry for all. It keeps
+    its place while it is taken from, because their sequence numbers are one block no other entry shares:
+    the block's first number sorts against every other entry as each of the others would."""
+
+    __slots__ = ("keys", "next")
+
+    def __init__(self, keys: list[str]) -> None:
+        self.keys = keys
+        self.next = 0  # the position of the first pod not yet taken
+
+
 def backoff_seconds(attempts: int, initial: float, maximum: float) -> float:
     """How long a pod backs off after ``attempts`` failed attempts (none before its first)."""
     return min(initial * 2.0 ** min(attempts - 1, 64), maximum) if attempts else 0.0
@@ -52,12 +66,14 @@ class SchedulingQueue:
     pop_from_backoff: bool = True
     pods: dict[str, QueuedPod] = field(default_factory=dict)  # every pod in any of the three places
     unschedulable: dict[str, QueuedPod] = field(default_factory=dict)
-    _active: list[tuple[int, int, str]] = field(default_factory=list)
+    # activeQ: (-priority, sequence, a pod's key or a run of them); a key may be stale (not in ``_in_active``).
+    _active: list[tuple[int, int, str | _Run]] = field(default_factory=list)
     _backoff: list[tuple[float, int, str]] = field(default_factory=list)
     _in_active: set[str] = field(default_factory=set)
     _in_backoff: set[str] = field(default_factory=set)
-    _sequence: itertools.count[int] = field(default_factory=itertools.count)
+    _sequence: int = 0  # the next entry's sequence number (a run takes one per pod)
     _backoffs: list[float] = field(default_factory=list)  # the backoff after each count of attempts
+    _priorities: set[int] = field(default_factory=set)  # of every pod ever added: runs need one only
 
     def __post_init__(self) -> None:
         # Past 65 attempts the doubling is capped (``backoff_seconds``): the last entry stands for all.
@@ -69,6 +85,7 @@ class SchedulingQueue:
     def add(self, info: PodInfo) -> None:
         """A new pending pod: straight to activeQ."""
         queued = self.pods.setdefault(info.key, QueuedPod(info))
+        self._priorities.add(info.priority)
         self._to_active(queued)
 
     def delete(self, key: str) -> None:
@@ -92,11 +109,11 @@ class SchedulingQueue:
 
     def pop(self, now: float) -> PodInfo | None:
         """The next pod to schedule, or None; with PopFromBackoffQ, from backoffQ when activeQ is empty."""
-        while self._active:
-            _, _, key = heapq.heappop(self._active)
-            if key in self._in_active:
-                self._in_active.discard(key)
-                return self.pods[key].info
+        key = self.next_active()
+        if key is not None:
+            self._in_active.discard(key)
+            self._take_head()
+            return self.pods[key].info
         if self.pop_from_backoff:
             while self._backoff:
                 _, _, key = heapq.heappop(self._backoff)
@@ -109,31 +126,85 @@ class SchedulingQueue:
         """The pod ``pop`` would take from activeQ next, left there; None when activeQ is empty."""
         active, in_active = self._active, self._in_active
         while active:
-            key = active[0][2]
-            if key in in_active:
-                return key
+            head = active[0][2]
+            if isinstance(head, str):
+                if head in in_active:
+                    return head
+            else:
+                keys = head.keys
+                while head.next < len(keys):
+                    key = keys[head.next]
+                    if key in in_active:
+                        return key
+                    head.next += 1
             heapq.heappop(active)
         return None
 
+    def head_keys(self, limit: int) -> list[str]:
+        """The next pods ``pop`` would take from activeQ, in order, as far as its head entry goes (a run's
+        pods, or one pod), at most ``limit``; nothing is taken."""
+        if self.next_active() is None:
+            return []
+        head = self._active[0][2]
+        if isinstance(head, str):
+            return [head]
+        in_active = self._in_active
+        return [key for key in head.keys[head.next : head.next + limit] if key in in_active]
+
+    def fail_head(self, keys: list[str], now: float) -> None:
+        """The first of ``head_keys``' pods, ``keys``, failed their cycles one after another at ``now``: out
+        of activeQ and into the pool in that order, as ``pop`` and ``failed`` would do for each."""
+        head = self._active[0][2]
+        if isinstance(head, str):
+            heapq.heappop(self._active)
+        else:
+            queued_keys, position = head.keys, head.next
+            for key in keys:
+                while queued_keys[position] is not key:  # a stale key before it: pop skips it too
+                    position += 1
+                position += 1
+            head.next = position
+            if position == len(queued_keys):
+                heapq.heappop(self._active)
+        self._into_pool(keys, now)
+
+    def _into_pool(self, keys: list[str], now: float) -> None:
+        """Each failed: one more attempt, its times now, to the end of the pool (which stays in the order pods
+        entered it)."""
+        in_active, pool, pods = self._in_active, self.unschedulable, self.pods
+        for key in keys:
+            in_active.discard(key)
+            queued = pods[key]
+            queued.attempts += 1
+            queued.last_attempt = queued.unschedulable_since = now
+            pool.pop(key, None)
+            pool[key] = queued
+
+    def _take_head(self) -> None:
+        """The pod at the head of activeQ (``next_active``'s) is taken: its entry, or its place in a run."""
+        head = self._active[0][2]
+        if isinstance(head, _Run):
+            head.next += 1
+            if head.next < len(head.keys):
+                return
+        heapq.heappop(self._active)
+
     def failed(self, key: str, now: float) -> None:
         """A cycle found the pod unschedulable: to the pool, its backoff counted from now."""
-        queued = self.pods[key]
-        queued.attempts += 1
-        queued.last_attempt = now
-        queued.unschedulable_since = now
-        self.unschedulable.pop(key, None)  # to the end: the pool stays in the order pods entered it
-        self.unschedulable[key] = queued
+        self._into_pool([key], now)
 
     def move_all(self, now: float) -> None:
         """A cluster event that may help (a pod gone, a node or devices added): the pool moves on."""
         # The pool is in the order pods entered it (``failed``), which is the order of their times: no sort.
         pool, self.unschedulable = self.unschedulable, {}
-        self._move_each(pool.values(), now)
+        self._move_each(list(pool), now)
 
     def move(self, keys: set[str], now: float) -> None:
         """An event that may help only these pods (a QueueingHint said Queue for them): they move on."""
         moving = sorted(keys & self.unschedulable.keys(), key=lambda k: self.pods[k].unschedulable_since)
-        self._move_each([self.unschedulable.pop(key) for key in moving], now)
+        for key in moving:
+            del self.unschedulable[key]
+        self._move_each(moving, now)
 
     def flush_backoff(self, now: float) -> None:
         while self._backoff and self._backoff[0][0] <= now:
@@ -150,30 +221,51 @@ class SchedulingQueue:
             if now - queued.unschedulable_since < self.max_in_unschedulable:
                 break
             stale.append(key)
-        self._move_each([self.unschedulable.pop(key) for key in stale], now)
+        for key in stale:
+            del self.unschedulable[key]
+        self._move_each(stale, now)
 
     def next_backoff_end(self) -> float | None:
         while self._backoff and self._backoff[0][2] not in self._in_backoff:
             heapq.heappop(self._backoff)
         return self._backoff[0][0] if self._backoff else None
 
-    def _move_each(self, moving: Iterable[QueuedPod], now: float) -> None:
-        """Each pod on, in order: to backoffQ while it backs off, to activeQ after (one loop for a pool of
-        thousands, its backoff read from a table by its attempts: ``backoff_seconds``' values)."""
+    def _move_each(self, moving: list[str], now: float) -> None:
+        """These pods of the pool on, in its order (the order of their last attempts): to backoffQ while they
+        back off, to activeQ after. Those whose last attempt is a whole ``max_backoff`` ago have backed off
+        whatever their attempts: a prefix, which enters activeQ as one run when every pod has one priority."""
+        pods, latest = self.pods, now - self.max_backoff
+        backed_off = len(moving)
+        while backed_off and pods[moving[backed_off - 1]].last_attempt > latest:
+            backed_off -= 1
+        if backed_off > 1 and len(self._priorities) == 1:
+            run = moving[:backed_off] if backed_off < len(moving) else moving
+            self._in_active.update(run)
+            heapq.heappush(self._active, (-next(iter(self._priorities)), self._sequence, _Run(run)))
+            self._sequence += backed_off
+            moving = moving[backed_off:]
+        self._move_one_by_one(moving, now)
+
+    def _move_one_by_one(self, moving: list[str], now: float) -> None:
+        """Each on by its own backoff, read from a table by its attempts (``backoff_seconds``' values)."""
         backoffs, last = self._backoffs, len(self._backoffs) - 1
-        push, sequence = heapq.heappush, self._sequence
+        push, sequence, pods = heapq.heappush, self._sequence, self.pods
         active, in_active, backoff, in_backoff = self._active, self._in_active, self._backoff, self._in_backoff
-        for queued in moving:
-            attempts, key = queued.attempts, queued.info.key
+        for key in moving:
+            queued = pods[key]
+            attempts = queued.attempts
             until = queued.last_attempt + backoffs[attempts if attempts < last else last]
             if until > now:
                 in_backoff.add(key)
-                push(backoff, (until, next(sequence), key))
+                push(backoff, (until, sequence, key))
             else:
                 in_active.add(key)  # as ``_to_active``, without a call per pod
-                push(active, (-queued.info.priority, next(sequence), key))
+                push(active, (-queued.info.priority, sequence, key))
+            sequence += 1
+        self._sequence = sequence
 
     def _to_active(self, queued: QueuedPod) -> None:
         key = queued.info.key
         self._in_active.add(key)
-        heapq.heappush(self._active, (-queued.info.priority, next(self._sequence), key))
+        heapq.heappush(self._active, (-queued.info.priority, self._sequence, key))
+        self._sequence += 1

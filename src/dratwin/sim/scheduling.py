@@ -21,7 +21,7 @@ from typing import Any
 
 from dratwin.api.core import Pod
 from dratwin.cel import SelectorCompiler
-from dratwin.cluster.state import pod_claim_keys
+from dratwin.cluster.state import PodRecord, pod_claim_keys
 from dratwin.scheduler.binder import StateBinder, mark_unschedulable
 from dratwin.scheduler.framework import PodInfo
 from dratwin.scheduler.gates import scheduling_gates
@@ -33,6 +33,10 @@ from dratwin.sim.queue import BACKOFF_FLUSH_SECONDS, LEFTOVER_FLUSH_SECONDS, Sch
 from dratwin.sim.store import Change, Store
 
 Raw = dict[str, Any]
+
+# How many pods behind a quiet failure are checked at a time (``_fail_quietly``): a run of retries stops at the
+# first that is not certain, which may come early in a pool of thousands.
+QUIET_PIECE = 256
 
 
 class StoreBinder(StateBinder):
@@ -278,51 +282,77 @@ class SchedulingController:
         the pool entry, without an Attempt and its bookkeeping (True). False, with nothing done, when any
         of that is not certain: the full cycle runs. Most attempts of a month are such retries.
 
-        The pods behind it in activeQ whose retries are as certain follow in the same loop, each counted as
-        the engine action its own cycle is: the cluster does not change between them (they write nothing),
-        so the verdicts and timers are the same for each, and each runs inline (``Engine.inline_next``) as
-        long as nothing else falls due before the next cycle."""
-        if key in self.gang_of:
+        The pods behind it in activeQ whose retries are as certain follow in the same action, a piece of the
+        queue's head at a time, each counted as the engine action its own cycle is (``Engine.ran_inline``):
+        the cluster does not change between them (they write nothing), so the verdicts and timers are the same
+        for each, and they run inline as long as nothing else falls due before the next cycle."""
+        quiet = self._quiet_failures([key])
+        if not quiet:
             return False
-        engine, queue, store = self.engine, self.queue, self.store
-        pods, gang_of, marked_of, messages = store.state.pods, self.gang_of, self._marked, self.messages
-        claims_of, hooks, keep_log = self._claims_of, self.on_unschedulable, store.keep_log
-        failure_of = self.scheduler.certain_failures()
-        now = engine.clock.now()
-        done = 0
+        engine, queue = self.engine, self.queue
+        now = engine.now()
+        self._tell_quiet([key], quiet)
+        queue.failed(key, now)
+        done, armed = 1, False
         while True:
+            keys = queue.head_keys(QUIET_PIECE)
+            quiet = self._quiet_failures(keys) if keys else []
+            if not quiet:
+                break
+            if not armed:
+                self._arm_timers()  # as the first pod's cycle ends (a follower's failure changes none)
+                armed = True
+            if engine.due_before(SCHEDULER):
+                break
+            told = self._tell_quiet(keys, quiet)
+            queue.fail_head(keys[:told], now)
+            engine.ran_inline(told)
+            done += told
+            if told < len(keys):
+                break
+        self.attempts += done
+        return True
+
+    def _quiet_failures(self, keys: list[str]) -> list[tuple[PodRecord, str]]:
+        """The records and messages of the leading pods, tried in this order, whose failures are certain and
+        write nothing new (``_fail_quietly``), up to the first that is not."""
+        pods, gang_of, marked_of = self.store.state.pods, self.gang_of, self._marked
+        records = []
+        for key in keys:
             record = pods.get(key)
             if record is None or key in gang_of:
                 break
-            failure = failure_of(record.info)
-            if failure is None:
-                break
+            records.append(record)
+        failures = self.scheduler.leading_certain_failures([record.info for record in records]) if records else []
+        quiet = []
+        for key, record, failure in zip(keys, records, failures, strict=False):  # the shorter: a prefix
             message, marked = failure[1], marked_of.get(key)
             # The condition the last failure wrote, on the same object, with no error and no nominated node.
             if marked is None or marked[0] is not record.raw or marked[1] != message or marked[2] or marked[3]:
                 break
-            if done:  # a follower, at the head of activeQ: the pod before it is done, and it runs next
-                if done == 1:
-                    self._arm_timers()  # as the first pod's cycle ends (a follower's failure changes none)
-                if not engine.inline_next(SCHEDULER):
-                    break
-                queue.pop(now)
-            done += 1
+            quiet.append((record, message))
+        return quiet
+
+    def _tell_quiet(self, keys: list[str], quiet: list[tuple[PodRecord, str]]) -> int:
+        """Each quiet failure's message, log entry and claims, and the unschedulable hooks told, in order; how
+        many were done: a hook that makes something due before the next cycle ends the run after its pod."""
+        messages, store, hooks, claims_of, engine = self.messages, self.store, self.on_unschedulable, \
+            self._claims_of, self.engine
+        told = 0
+        for key, (record, message) in zip(keys, quiet, strict=False):
             messages[key] = message
-            if keep_log:
+            if store.keep_log:
                 store.note("FailedScheduling", "Pod", key, message)
-            queue.failed(key, now)
             claims = claims_of.get(key)
             if claims is None or claims[0] is not record.pod:
                 self._index_claims(key)
-            for hook in hooks:
-                hook(key)
-            following = queue.next_active()
-            if following is None:
-                break
-            key = following
-        self.attempts += done
-        return done > 0
+            told += 1
+            if hooks:
+                for hook in hooks:
+                    hook(key)
+                if engine.due_before(SCHEDULER):
+                    break
+        return told
 
     def _schedule_alone(self, info: PodInfo) -> None:
         attempt = self._attempt(info)

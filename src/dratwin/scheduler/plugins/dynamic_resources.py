@@ -15,7 +15,7 @@ without re-running the allocator on hundreds of nodes each time.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,8 +106,8 @@ class DynamicResources:
     # ---- PreFilter ---------------------------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
-        known = self._pre_filtered.get(pod.key)
-        if known is not None and self._still_valid(known, pod):
+        if self.pre_filters_unchanged((pod,)):
+            known = self._pre_filtered[pod.key]
             if not known.pod.spec.resource_claims and not known.extended:
                 return Status(Code.SKIP)
             state[STATE_KEY] = PodClaims(list(known.allocated), list(known.pending), known.fingerprint,
@@ -148,16 +148,20 @@ class DynamicResources:
         self._remember(pod, read, found)
         return SUCCESS
 
-    def pre_filters_unchanged(self) -> Callable[[PodInfo], bool]:
-        """Whether PreFilter would now find what it last found for a pod (same pod, same claim objects): one
-        function to call for pod after pod (a retry loop's)."""
-        pre_filtered, still_valid = self._pre_filtered, self._still_valid
-
-        def unchanged(pod: PodInfo) -> bool:
+    def pre_filters_unchanged(self, pods: Sequence[PodInfo]) -> int:
+        """How many of the leading pods PreFilter would now find what it last found for (the same pod, the
+        same claim objects): a retry loop's check, pod after pod."""
+        pre_filtered, classes, claims = self._pre_filtered, len(self.cluster.classes), self.cluster.claims
+        count = 0
+        for pod in pods:
             known = pre_filtered.get(pod.key)
-            return known is not None and still_valid(known, pod)
-
-        return unchanged
+            if known is None or known.pod is not pod.pod or known.classes != classes:
+                return count
+            for key, record, claim in known.claims:  # a loop, not all(...): it runs for every retry of a month
+                if claims.get(key) is not record or record.claim is not claim:
+                    return count
+            count += 1
+        return count
 
     def forget(self, pod_key: str) -> None:
         """The pod is bound: it is not pre-filtered again."""
@@ -167,15 +171,6 @@ class DynamicResources:
         claims = tuple((record.key, record, record.claim) for record in read)
         self._pre_filtered[pod.key] = _PreFiltered(pod.pod, claims, len(self.cluster.classes), tuple(found.allocated),
                                                    tuple(found.pending), found.fingerprint, tuple(found.extended))
-
-    def _still_valid(self, known: _PreFiltered, pod: PodInfo) -> bool:
-        if known.pod is not pod.pod or known.classes != len(self.cluster.classes):
-            return False
-        claims = self.cluster.claims
-        for key, record, claim in known.claims:  # a loop, not all(...): it runs for every retry of a month
-            if claims.get(key) is not record or record.claim is not claim:
-                return False
-        return True
 
     def _allocator(self, found: PodClaims) -> Allocator:
         """The pod's allocator, made when a node first needs it (a retry that meets only cached outcomes
