@@ -154,13 +154,15 @@ class SchedulingQueue:
     def fail_head(self, keys: list[str], now: float) -> None:
         """The first of ``head_keys``' pods, ``keys``, failed their cycles one after another at ``now``: out
         of activeQ and into the pool in that order, as ``pop`` and ``failed`` would do for each."""
+        if not keys:
+            return
         head = self._active[0][2]
         if isinstance(head, str):
             heapq.heappop(self._active)
         else:
             queued_keys, position = head.keys, head.next
             for key in keys:
-                while queued_keys[position] is not key:  # a stale key before it: pop skips it too
+                while queued_keys[position] != key:  # a stale key before it: pop skips it too
                     position += 1
                 position += 1
             head.next = position
