@@ -112,7 +112,8 @@ class SchedulingQueue:
         key = self.next_active()
         if key is not None:
             self._in_active.discard(key)
-            self._take_head()
+            head = self._active[0][2]
+            self._take_head(head.next + 1 if isinstance(head, _Run) else 0)
             return self.pods[key].info
         if self.pop_from_backoff:
             while self._backoff:
@@ -156,18 +157,14 @@ class SchedulingQueue:
         of activeQ and into the pool in that order, as ``pop`` and ``failed`` would do for each."""
         if not keys:
             return
-        head = self._active[0][2]
-        if isinstance(head, str):
-            heapq.heappop(self._active)
-        else:
+        head, position = self._active[0][2], 0
+        if isinstance(head, _Run):
             queued_keys, position = head.keys, head.next
             for key in keys:
                 while queued_keys[position] != key:  # a stale key before it: pop skips it too
                     position += 1
                 position += 1
-            head.next = position
-            if position == len(queued_keys):
-                heapq.heappop(self._active)
+        self._take_head(position)
         self._into_pool(keys, now)
 
     def _into_pool(self, keys: list[str], now: float) -> None:
@@ -182,12 +179,13 @@ class SchedulingQueue:
             pool.pop(key, None)
             pool[key] = queued
 
-    def _take_head(self) -> None:
-        """The pod at the head of activeQ (``next_active``'s) is taken: its entry, or its place in a run."""
+    def _take_head(self, position: int) -> None:
+        """activeQ's head entry is taken up to ``position``: a run's pods before it, or the one pod's entry;
+        the entry leaves the heap once nothing is left in it."""
         head = self._active[0][2]
         if isinstance(head, _Run):
-            head.next += 1
-            if head.next < len(head.keys):
+            head.next = position
+            if position < len(head.keys):
                 return
         heapq.heappop(self._active)
 
