@@ -8,6 +8,7 @@ own mutable copies.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -39,6 +40,8 @@ from dratwin.scheduler.resources import add_pod, make_pod_info, remove_pod
 
 Raw = dict[str, Any]
 KUEUE_WORKLOAD = "Workload.kueue.x-k8s.io"  # the events' kind (scheduling.k8s.io has a Workload too)
+# How many of the latest claim changes ``claims_changed_since`` can name (a reader further behind checks all).
+CLAIM_FEED_LENGTH = 4096
 
 
 @dataclass
@@ -92,6 +95,10 @@ class ClusterState:
     node_journal: list[NodeInfo] = field(default_factory=list)
     # Kueue's Workloads (kueue.x-k8s.io), as Kueue stores them, by namespace/name: written by its controller only.
     workloads: dict[str, Raw] = field(default_factory=dict)
+    # How many claim changes there have been (an Added, Modified or Deleted event each), with the keys of the
+    # latest: a reader that derived something from claims learns which it must look at again.
+    claim_changes: int = 0
+    _claim_feed: deque[str] = field(default_factory=lambda: deque(maxlen=CLAIM_FEED_LENGTH))
     _index: SliceIndex | None = None
     _pool_nodes: dict[tuple[str, str], str | None] = field(default_factory=dict)
 
@@ -114,10 +121,21 @@ class ClusterState:
     def claims_of(self, keys: Iterable[str]) -> list[ClaimRecord]:
         return [self.claims[k] for k in keys if k in self.claims]
 
+    def claims_changed_since(self, seen: int) -> list[str] | None:
+        """The keys of the claims changed after the first ``seen`` of ``claim_changes`` (a key once per
+        change), or None when the feed no longer reaches back that far."""
+        missed, feed = self.claim_changes - seen, self._claim_feed
+        if missed > len(feed):
+            return None
+        return [feed[-back] for back in range(1, missed + 1)]
+
     # ---- changes -----------------------------------------------------------------------------------
 
     def record(self, type_: str, kind: str, key: str) -> None:
         self.events.append(Event(self.events_dropped + len(self.events) + 1, type_, kind, key))
+        if kind == "ResourceClaim":  # every change of a claim comes through here (and of its record's claim)
+            self.claim_changes += 1
+            self._claim_feed.append(key)
 
     def put_workload(self, key: str, raw: Raw) -> None:
         """A Kueue Workload created or its status changed (the object is replaced, never edited in place)."""

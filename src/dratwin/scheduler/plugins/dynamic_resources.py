@@ -102,6 +102,11 @@ class DynamicResources:
         self.variant = select_variant(cluster.features)
         # Each pending pod's last successful PreFilter: a pod retried hundreds of times meets the same claims.
         self._pre_filtered: dict[str, _PreFiltered] = {}
+        # Which remembered pods read each claim, and those whose claims changed since (the cluster's claim feed,
+        # read up to ``_claims_seen``): only these are checked claim by claim (``pre_filters_unchanged``).
+        self._readers: dict[str, set[str]] = {}
+        self._suspect: set[str] = set()
+        self._claims_seen = cluster.claim_changes
 
     # ---- PreFilter ---------------------------------------------------------------------------------
 
@@ -150,27 +155,64 @@ class DynamicResources:
 
     def pre_filters_unchanged(self, pods: Sequence[PodInfo]) -> int:
         """How many of the leading pods PreFilter would now find what it last found for (the same pod, the
-        same claim objects): a retry loop's check, pod after pod."""
-        pre_filtered, classes, claims = self._pre_filtered, len(self.cluster.classes), self.cluster.claims
+        same claim objects): a retry loop's check, pod after pod. The claims of a pod are looked at only when
+        one of them changed since they were (the cluster's claim feed says which): a waiting pod's claims
+        rarely do, while the claims of running pods change all the time."""
+        self._catch_up()
+        pre_filtered, classes, suspect = self._pre_filtered, len(self.cluster.classes), self._suspect
         count = 0
         for pod in pods:
             known = pre_filtered.get(pod.key)
             if known is None or known.pod is not pod.pod or known.classes != classes:
                 return count
-            for key, record, claim in known.claims:  # a loop, not all(...): it runs for every retry of a month
-                if claims.get(key) is not record or record.claim is not claim:
+            if pod.key in suspect:
+                if not self._claims_unchanged(known):
                     return count
+                suspect.discard(pod.key)  # as remembered: only a later change makes it suspect again
             count += 1
         return count
 
+    def _claims_unchanged(self, known: _PreFiltered) -> bool:
+        """Each claim PreFilter read is still the cluster's record, holding the same claim object."""
+        claims = self.cluster.claims
+        return all(claims.get(key) is record and record.claim is claim for key, record, claim in known.claims)
+
+    def _catch_up(self) -> None:
+        """The readers of each claim changed since the last look become suspect (all of them when the feed
+        no longer reaches back so far)."""
+        if self._claims_seen == self.cluster.claim_changes:
+            return
+        changed = self.cluster.claims_changed_since(self._claims_seen)
+        self._claims_seen = self.cluster.claim_changes
+        if changed is None:
+            self._suspect.update(self._pre_filtered)
+            return
+        readers, suspect = self._readers, self._suspect
+        for key in changed:
+            suspect.update(readers.get(key, ()))
+
     def forget(self, pod_key: str) -> None:
         """The pod is bound: it is not pre-filtered again."""
-        self._pre_filtered.pop(pod_key, None)
+        self._unread(self._pre_filtered.pop(pod_key, None), pod_key)
 
     def _remember(self, pod: PodInfo, read: list[ClaimRecord], found: PodClaims) -> None:
+        self._catch_up()  # changes before these reads are no reason to look at them again
         claims = tuple((record.key, record, record.claim) for record in read)
+        self._unread(self._pre_filtered.get(pod.key), pod.key)
         self._pre_filtered[pod.key] = _PreFiltered(pod.pod, claims, len(self.cluster.classes), tuple(found.allocated),
                                                    tuple(found.pending), found.fingerprint, tuple(found.extended))
+        for key, _, _ in claims:
+            self._readers.setdefault(key, set()).add(pod.key)
+
+    def _unread(self, known: _PreFiltered | None, pod_key: str) -> None:
+        """A pod's memo is replaced or dropped: it no longer reads its claims."""
+        self._suspect.discard(pod_key)
+        for key, _, _ in known.claims if known is not None else ():
+            readers = self._readers.get(key)
+            if readers is not None:
+                readers.discard(pod_key)
+                if not readers:
+                    del self._readers[key]
 
     def _allocator(self, found: PodClaims) -> Allocator:
         """The pod's allocator, made when a node first needs it (a retry that meets only cached outcomes
