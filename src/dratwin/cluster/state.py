@@ -44,14 +44,14 @@ KUEUE_WORKLOAD = "Workload.kueue.x-k8s.io"  # the events' kind (scheduling.k8s.i
 CLAIM_FEED_LENGTH = 4096
 
 
-@dataclass
+@dataclass(slots=True)
 class PodRecord:
     raw: Raw
     pod: Pod
     info: PodInfo
 
 
-@dataclass
+@dataclass(slots=True)
 class ClaimRecord:
     raw: Raw
     claim: ResourceClaim

@@ -25,7 +25,7 @@ class Code(enum.IntEnum):
     SKIP = 4
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Status:
     """The answer of one plugin; ``reasons`` are short phrases as kube-scheduler prints them."""
 
@@ -66,7 +66,7 @@ Resources = dict[str, int]
 ``pods`` and extended resources (``nvidia.com/gpu``) in units."""
 
 
-@dataclass
+@dataclass(slots=True)
 class PodInfo:
     """A pod with what the scheduler derives from it once: its key, priority and resource requests."""
 
@@ -78,7 +78,7 @@ class PodInfo:
     scoring_requests: Resources = field(default_factory=dict)  # cpu/memory with the non-zero defaults
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeInfo:
     """A node and what is bound or assumed on it. ``generation`` changes whenever anything on it does."""
 

@@ -33,7 +33,7 @@ LEFTOVER_FLUSH_SECONDS = 30.0
 BACKOFF_FLUSH_SECONDS = 1.0
 
 
-@dataclass
+@dataclass(slots=True)
 class QueuedPod:
     info: PodInfo
     attempts: int = 0

@@ -62,7 +62,7 @@ class PodClaims:
     extended_claims: dict[str, ResourceClaim] = field(default_factory=dict)  # node -> the special claim used there
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _PreFiltered:
     """A pod's successful PreFilter, valid while the pod object and each claim it read (the record in the
     cluster and that record's claim object: both are replaced on any change) are the ones it saw."""
