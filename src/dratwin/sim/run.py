@@ -25,6 +25,7 @@ from dratwin.scheduler.scoring import opt_in_note, scoring_named
 from dratwin.sim.accounting import HOUR, Accountant
 from dratwin.sim.clock import VirtualClock
 from dratwin.sim.coldstart import ColdStarts
+from dratwin.sim.collector import young_collections_only
 from dratwin.sim.deployments import DeploymentController
 from dratwin.sim.engine import Engine
 from dratwin.sim.fragmentation import FragmentationMeter
@@ -135,7 +136,8 @@ def simulate(spec: RunSpec, options: SimOptions | None = None) -> Simulation:
             kueue.add_job(job, None)
     if sampler is not None:
         sampler()  # the samples before the first action (the hook runs only after one)
-    engine.run(spec.until_seconds, options.progress)
+    with young_collections_only():
+        engine.run(spec.until_seconds, options.progress)
     if options.check_invariants:
         checker.finish(spec.until_seconds)
     result = _result(spec, engine, store, scheduling, workloads, accountant)
