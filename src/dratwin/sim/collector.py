@@ -3,8 +3,9 @@
 A long run holds millions of objects that live until it ends (the cluster as loaded, the records of every
 pod created since), and its steps make millions of short-lived ones. The collector's young generations
 catch what little cyclic garbage a step leaves; its full collections walk every live object (seconds each at
-10,000 nodes) and find next to nothing, yet their count grows with the objects a run creates. During a run
-only the young generations are collected; the full collections resume when it ends.
+10,000 nodes) and find next to nothing, and each walks more as the run creates objects. During a run only
+the young generations are collected; the full collections resume when it ends. (``dratwin schedule``
+pauses the collector altogether, ``dratwin.twin.schedule.gc_paused``: a one-shot run is short.)
 """
 
 from __future__ import annotations
