@@ -110,3 +110,33 @@ def test_only_events_that_may_help_move_the_waiting_pod(name: str, other: dict[s
                     job("a", "one", run_for="1h"), job("b", "two", at="10s"), other)
     sim = simulate_text(text, until="6m")
     assert times(sim, "FailedScheduling", "Pod", "default/b-") == failed_at
+
+
+def test_a_pod_taken_out_of_active_q_comes_back_at_its_new_place() -> None:
+    # a gang's cycle takes its other members out of activeQ; when one of them comes back (moved from the
+    # pool after its backoff), it queues behind the pods that entered activeQ before it came back.
+    queue = SchedulingQueue(pop_from_backoff=False)
+    for name in ("a", "b"):
+        queue.add(make_pod_info(make_pod(name), 0))
+    assert queue.take("default/a") is not None
+    queue.failed("default/a", 0.0)
+    queue.move_all(20.0)
+    popped = [queue.pop(20.0), queue.pop(20.0), queue.pop(20.0)]
+    assert [info.key if info is not None else None for info in popped] == ["default/b", "default/a", None]
+
+
+def test_a_pod_backing_off_again_waits_for_its_new_backoff() -> None:
+    # p backs off until 1 s; taken at 0.6 s and failed again (2 s from then), it waits until 2.6 s, not 1 s.
+    queue = _queue()
+    queue.pop(0.0)
+    queue.failed("default/p", 0.0)
+    queue.move_all(0.5)
+    assert queue.take("default/p") is not None
+    queue.failed("default/p", 0.6)
+    queue.move_all(0.7)
+    queue.flush_backoff(1.0)
+    assert queue.pop(1.0) is None
+    assert queue.next_backoff_end() == pytest.approx(2.6)
+    queue.flush_backoff(2.6)
+    popped = queue.pop(2.6)
+    assert popped is not None and popped.key == "default/p"

@@ -17,6 +17,10 @@ relies on it); the scheduling controller turns the times into engine events.
 A pool of thousands moved to activeQ at once, all of one priority and past their backoffs (as most moves of
 a long run are), enters it as one run: one heap entry for all of them, taken from in order, instead of a
 push and a pop per pod. The order of the pods is the one their pushes would give.
+
+Each pod in activeQ or backoffQ has one live heap entry: the place knows its entry's sequence number, and
+an entry whose number is not its pod's (the pod was taken, popped or moved since) is stale, skipped and
+dropped when met. A pod that leaves and enters again takes its new place, never its old one.
 """
 
 from __future__ import annotations
@@ -66,11 +70,12 @@ class SchedulingQueue:
     pop_from_backoff: bool = True
     pods: dict[str, QueuedPod] = field(default_factory=dict)  # every pod in any of the three places
     unschedulable: dict[str, QueuedPod] = field(default_factory=dict)
-    # activeQ: (-priority, sequence, a pod's key or a run of them); a key may be stale (not in ``_in_active``).
+    # activeQ: (-priority, sequence, a pod's key or a run of them); an entry is live while ``_in_active`` holds
+    # its sequence number for its pod (a run's pods have its number plus their positions), else stale.
     _active: list[tuple[int, int, str | _Run]] = field(default_factory=list)
-    _backoff: list[tuple[float, int, str]] = field(default_factory=list)
-    _in_active: set[str] = field(default_factory=set)
-    _in_backoff: set[str] = field(default_factory=set)
+    _backoff: list[tuple[float, int, str]] = field(default_factory=list)  # (until, sequence, key): as activeQ
+    _in_active: dict[str, int] = field(default_factory=dict)  # each pod in activeQ: its live entry's number
+    _in_backoff: dict[str, int] = field(default_factory=dict)
     _sequence: int = 0  # the next entry's sequence number (a run takes one per pod)
     _backoffs: list[float] = field(default_factory=list)  # the backoff after each count of attempts
     _priorities: set[int] = field(default_factory=set)  # of every pod ever added: runs need one only
@@ -92,16 +97,16 @@ class SchedulingQueue:
         """The pod is gone (bound, or deleted): forget it wherever it is."""
         self.pods.pop(key, None)
         self.unschedulable.pop(key, None)
-        self._in_active.discard(key)
-        self._in_backoff.discard(key)
+        self._in_active.pop(key, None)
+        self._in_backoff.pop(key, None)
 
     def take(self, key: str) -> QueuedPod | None:
         """Out of activeQ, backoffQ and the pool, still known (a gang member scheduled with the others)."""
         queued = self.pods.get(key)
         if queued is not None:
             self.unschedulable.pop(key, None)
-            self._in_active.discard(key)
-            self._in_backoff.discard(key)
+            self._in_active.pop(key, None)
+            self._in_backoff.pop(key, None)
         return queued
 
     def active_count(self) -> int:
@@ -111,15 +116,16 @@ class SchedulingQueue:
         """The next pod to schedule, or None; with PopFromBackoffQ, from backoffQ when activeQ is empty."""
         key = self.next_active()
         if key is not None:
-            self._in_active.discard(key)
+            del self._in_active[key]
             head = self._active[0][2]
             self._take_head(head.next + 1 if isinstance(head, _Run) else 0)
             return self.pods[key].info
         if self.pop_from_backoff:
+            in_backoff = self._in_backoff
             while self._backoff:
-                _, _, key = heapq.heappop(self._backoff)
-                if key in self._in_backoff:
-                    self._in_backoff.discard(key)
+                _, sequence, key = heapq.heappop(self._backoff)
+                if in_backoff.get(key) == sequence:
+                    del in_backoff[key]
                     return self.pods[key].info
         return None
 
@@ -127,15 +133,15 @@ class SchedulingQueue:
         """The pod ``pop`` would take from activeQ next, left there; None when activeQ is empty."""
         active, in_active = self._active, self._in_active
         while active:
-            head = active[0][2]
+            _, sequence, head = active[0]
             if isinstance(head, str):
-                if head in in_active:
+                if in_active.get(head) == sequence:
                     return head
             else:
                 keys = head.keys
                 while head.next < len(keys):
                     key = keys[head.next]
-                    if key in in_active:
+                    if in_active.get(key) == sequence + head.next:
                         return key
                     head.next += 1
             heapq.heappop(active)
@@ -146,11 +152,12 @@ class SchedulingQueue:
         pods, or one pod), at most ``limit``; nothing is taken."""
         if self.next_active() is None:
             return []
-        head = self._active[0][2]
+        _, sequence, head = self._active[0]
         if isinstance(head, str):
             return [head]
-        in_active = self._in_active
-        return [key for key in head.keys[head.next : head.next + limit] if key in in_active]
+        get, start = self._in_active.get, head.next
+        return [key for number, key in enumerate(head.keys[start : start + limit], sequence + start)
+                if get(key) == number]
 
     def fail_head(self, keys: list[str], now: float) -> None:
         """The first of ``head_keys``' pods, ``keys``, failed their cycles one after another at ``now``: out
@@ -172,7 +179,7 @@ class SchedulingQueue:
         entered it)."""
         in_active, pool, pods = self._in_active, self.unschedulable, self.pods
         for key in keys:
-            in_active.discard(key)
+            in_active.pop(key, None)
             queued = pods[key]
             queued.attempts += 1
             queued.last_attempt = queued.unschedulable_since = now
@@ -207,10 +214,11 @@ class SchedulingQueue:
         self._move_each(moving, now)
 
     def flush_backoff(self, now: float) -> None:
+        in_backoff = self._in_backoff
         while self._backoff and self._backoff[0][0] <= now:
-            _, _, key = heapq.heappop(self._backoff)
-            if key in self._in_backoff:
-                self._in_backoff.discard(key)
+            _, sequence, key = heapq.heappop(self._backoff)
+            if in_backoff.get(key) == sequence:
+                del in_backoff[key]
                 self._to_active(self.pods[key])
 
     def flush_leftover(self, now: float) -> None:
@@ -226,8 +234,9 @@ class SchedulingQueue:
         self._move_each(stale, now)
 
     def next_backoff_end(self) -> float | None:
-        while self._backoff and self._backoff[0][2] not in self._in_backoff:
-            heapq.heappop(self._backoff)
+        backoff, in_backoff = self._backoff, self._in_backoff
+        while backoff and in_backoff.get(backoff[0][2]) != backoff[0][1]:
+            heapq.heappop(backoff)
         return self._backoff[0][0] if self._backoff else None
 
     def _move_each(self, moving: list[str], now: float) -> None:
@@ -240,7 +249,7 @@ class SchedulingQueue:
             backed_off -= 1
         if backed_off > 1 and len(self._priorities) == 1:
             run = moving[:backed_off] if backed_off < len(moving) else moving
-            self._in_active.update(run)
+            self._in_active.update(zip(run, range(self._sequence, self._sequence + backed_off), strict=True))
             heapq.heappush(self._active, (-next(iter(self._priorities)), self._sequence, _Run(run)))
             self._sequence += backed_off
             moving = moving[backed_off:]
@@ -256,16 +265,16 @@ class SchedulingQueue:
             attempts = queued.attempts
             until = queued.last_attempt + backoffs[attempts if attempts < last else last]
             if until > now:
-                in_backoff.add(key)
+                in_backoff[key] = sequence
                 push(backoff, (until, sequence, key))
             else:
-                in_active.add(key)  # as ``_to_active``, without a call per pod
+                in_active[key] = sequence  # as ``_to_active``, without a call per pod
                 push(active, (-queued.info.priority, sequence, key))
             sequence += 1
         self._sequence = sequence
 
     def _to_active(self, queued: QueuedPod) -> None:
         key = queued.info.key
-        self._in_active.add(key)
+        self._in_active[key] = self._sequence
         heapq.heappush(self._active, (-queued.info.priority, self._sequence, key))
         self._sequence += 1
