@@ -64,13 +64,14 @@ def _keep_queues(monkeypatch: pytest.MonkeyPatch) -> None:
 class Counted:
     """How often the engine ran a cycle inline, how often a retry took a stamped verdict, how many certain
     failures were done quietly (their counts and pool entries only), and how many of those followed another
-    in the same action (``Engine.ran_inline``)."""
+    in the same action (``Engine.ran_inline``), and how many of those were settled pods (one look-up each)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.inline = self.known = self.quiet = self.followed = 0
+        self.inline = self.known = self.quiet = self.followed = self.settled = 0
         continue_inline, ran_inline = Engine.continue_inline, Engine.ran_inline
         leading = Scheduler.leading_certain_failures  # certain_failure's too
         fail_quietly = SchedulingController._fail_quietly
+        settled_count = SchedulingController._settled_count
 
         def counted_inline(engine: Engine, *args: Any) -> bool:
             ran = continue_inline(engine, *args)
@@ -92,7 +93,13 @@ class Counted:
             self.quiet += controller.attempts - before
             return done
 
+        def counted_settled(controller: SchedulingController, keys: list[str]) -> int:
+            count = settled_count(controller, keys)
+            self.settled += count
+            return count
+
         monkeypatch.setattr(Engine, "continue_inline", counted_inline)
+        monkeypatch.setattr(SchedulingController, "_settled_count", counted_settled)
         monkeypatch.setattr(Engine, "ran_inline", counted_steps)
         monkeypatch.setattr(Scheduler, "leading_certain_failures", counted_leading)
         monkeypatch.setattr(SchedulingController, "_fail_quietly", counted_quiet)
@@ -107,6 +114,20 @@ def test_a_random_scenario_with_gangs_and_shared_claims_runs_the_same_inline(
     inline = simulate_text(text, until="3h", seed=seed)
     assert counted.inline > 0 and counted.known > 0, "the scenario has cycles due together and certain failures"
     assert counted.quiet > 0, "some certain failures write nothing new"
+    assert counted.settled > 0, "some of them are of settled pods"
+    assert outputs(inline) == outputs(reference)
+
+
+@pytest.mark.parametrize("seed", range(6, 16))
+def test_longer_random_runs_with_pods_leaving_and_coming_back_run_the_same_inline(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Over six hours, gangs take their members out of activeQ and put them back, and pods back off again
+    # while their old places are still in the heaps: each must come back at its new place in both runs.
+    text = random_scenario(seed, jobs=60)
+    reference = simulate_text(text, until="6h", seed=seed, inline_cycles=False)
+    counted = Counted(monkeypatch)
+    inline = simulate_text(text, until="6h", seed=seed)
+    assert counted.settled > 0
     assert outputs(inline) == outputs(reference)
 
 
@@ -120,5 +141,6 @@ def test_the_backlog_of_the_month_shape_runs_the_same_inline(monkeypatch: pytest
     assert counted.known > reference.result.pods_started, "most attempts are retries of waiting pods"
     assert counted.quiet > counted.known / 2, "most of them write nothing new"
     assert counted.followed > counted.quiet / 2, "most of those follow another in one loop"
+    assert counted.settled > counted.quiet / 2, "most of them are of settled pods"
     assert outputs(inline) == outputs(reference)
 

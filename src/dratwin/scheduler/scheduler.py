@@ -299,6 +299,19 @@ class Scheduler:
         failures = self.leading_certain_failures([pod])
         return failures[0] if failures else None
 
+    def shape_seen(self, pod: PodInfo) -> Any | None:
+        """The shape the pod's last cycle found for it, while the pod object is the one that cycle met: the key
+        of the verdict its retries take (``failure_stands``); None for a pod not seen as it is."""
+        seen = self._shape_of.get(pod.key)
+        return seen[1] if seen is not None and seen[0] is pod.pod else None
+
+    def failure_stands(self, shape: Any, message: str) -> bool:
+        """The shape's failed cycle has the cluster's current stamp and says ``message``: a pod of that shape
+        whose PreFilters would read what they last read fails the same way (``leading_certain_failures``)."""
+        known = self._tables.get(shape)
+        failure = known.failure if known is not None else None
+        return failure is not None and failure[0] == self._stamp() and failure[1] == message
+
     def leading_certain_failures(self, pods: Sequence[PodInfo]) -> list[tuple[tuple[int, int], str, Diagnosis]]:
         """``certain_failure`` for pods tried one after another while the cluster does not change (their
         cycles would fail and change nothing): the failures of the leading pods whose failure is certain, up

@@ -98,6 +98,14 @@ class SchedulingController:
     # Each waiting pod's object as its last failure left it, with what that failure wrote (with inline_cycles):
     # the same failure again on the same object writes nothing (``mark_unschedulable`` is idempotent): skipped.
     _marked: dict[str, tuple[Raw, str, str, str]] = field(default_factory=dict)
+    # Waiting pods whose quiet retry ``_quiet_failures`` found certain in full, each with the verdict it took
+    # (its shape and message: one tuple for all the pods of a shape). Until an input of that check changes,
+    # the next retry needs only the verdict's stamp read (``_settled_count``): a pod's object changes with a
+    # Pod event, its claims in the cluster's claim feed, and the classes and the node tree (a new scheduler
+    # view) for every pod at once. Upstream has nothing of the kind: the retry itself is the same.
+    _settled: dict[str, tuple[Any, str]] = field(default_factory=dict)
+    _verdicts: dict[tuple[int, str], tuple[Any, str]] = field(default_factory=dict)  # one tuple per verdict
+    _settled_view: tuple[Scheduler | None, int, int] = (None, -1, 0)  # scheduler, classes, claim changes seen
 
     def __post_init__(self) -> None:
         for kind in ("Pod", "ResourceClaim", "Node", "ResourceSlice"):
@@ -130,6 +138,7 @@ class SchedulingController:
 
     def _on_change(self, change: Change) -> None:
         if change.kind == "Pod":
+            self._settled.pop(change.key, None)
             if change.key in self.gated:
                 self._ungated(change)
                 return
@@ -286,25 +295,25 @@ class SchedulingController:
         queue's head at a time, each counted as the engine action its own cycle is (``Engine.ran_inline``):
         the cluster does not change between them (they write nothing), so the verdicts and timers are the same
         for each, and they run inline as long as nothing else falls due before the next cycle."""
-        quiet = self._quiet_failures([key])
-        if not quiet:
+        settled, quiet = self._quiet_prefix([key])
+        if not (settled or quiet):
             return False
         engine, queue = self.engine, self.queue
         now = engine.now()
-        self._tell_quiet([key], quiet)
+        self._tell_quiet([key], settled, quiet)
         queue.failed(key, now)
         done, armed = 1, False
         while True:
             keys = queue.head_keys(QUIET_PIECE)
-            quiet = self._quiet_failures(keys) if keys else []
-            if not quiet:
+            settled, quiet = self._quiet_prefix(keys) if keys else (0, [])
+            if not (settled or quiet):
                 break
             if not armed:
                 self._arm_timers()  # as the first pod's cycle ends (a follower's failure changes none)
                 armed = True
             if engine.due_before(SCHEDULER):
                 break
-            told = self._tell_quiet(keys, quiet)
+            told = self._tell_quiet(keys, settled, quiet)
             queue.fail_head(keys[:told], now)
             engine.ran_inline(told)
             done += told
@@ -312,6 +321,64 @@ class SchedulingController:
                 break
         self.attempts += done
         return True
+
+    def _quiet_prefix(self, keys: list[str]) -> tuple[int, list[tuple[PodRecord, str]]]:
+        """How many leading pods are settled (``_settled_count``), and the records and messages of the quiet
+        failures that follow them (``_quiet_failures``): together, the leading pods whose failures are certain
+        and write nothing new."""
+        settled = self._settled_count(keys)
+        return settled, self._quiet_failures(keys[settled:] if settled else keys) if settled < len(keys) else []
+
+    def _settled_count(self, keys: list[str]) -> int:
+        """How many of the leading pods are settled and their verdicts still stand: their retries fail as the
+        last did and write nothing new, as ``_quiet_failures`` would find (one look-up each)."""
+        settled = self._settled
+        if not settled:
+            return 0
+        scheduler = self.scheduler
+        self._unsettle_changed(scheduler)
+        stands: dict[int, bool] = {}
+        count = 0
+        for key in keys:
+            verdict = settled.get(key)
+            if verdict is None:
+                break
+            held = stands.get(id(verdict))
+            if held is None:
+                held = stands[id(verdict)] = scheduler.failure_stands(*verdict)
+            if not held:
+                break
+            count += 1
+        return count
+
+    def _unsettle_changed(self, scheduler: Scheduler) -> None:
+        """Settled pods whose inputs changed since they were settled are no longer: the users of each claim in
+        the cluster's claim feed since the last look, and all of them for new classes or a new scheduler view
+        (or a feed that no longer reaches back so far). A pod object's own changes come as Pod events."""
+        state, settled = self.store.state, self._settled
+        seen_by, classes, claims_seen = self._settled_view
+        if seen_by is not scheduler or classes != len(state.classes):
+            settled.clear()
+            self._verdicts.clear()
+        elif claims_seen != state.claim_changes:
+            changed = state.claims_changed_since(claims_seen)
+            if changed is None:
+                settled.clear()
+            else:
+                users = self._claim_users
+                for claim_key in changed:
+                    for key in users.get(claim_key, ()):
+                        settled.pop(key, None)
+        self._settled_view = (scheduler, len(state.classes), state.claim_changes)
+
+    def _settle(self, key: str, record: PodRecord, message: str) -> None:
+        """A quiet failure checked in full: its next retry needs only its verdict read (``_settled_count``)."""
+        scheduler = self.scheduler
+        self._unsettle_changed(scheduler)
+        shape = scheduler.shape_seen(record.info)
+        if shape is not None:
+            verdict = self._verdicts.setdefault((id(shape), message), (shape, message))
+            self._settled[key] = verdict
 
     def _quiet_failures(self, keys: list[str]) -> list[tuple[PodRecord, str]]:
         """The records and messages of the leading pods, tried in this order, whose failures are certain and
@@ -333,19 +400,27 @@ class SchedulingController:
             quiet.append((record, message))
         return quiet
 
-    def _tell_quiet(self, keys: list[str], quiet: list[tuple[PodRecord, str]]) -> int:
+    def _tell_quiet(self, keys: list[str], settled: int, quiet: list[tuple[PodRecord, str]]) -> int:
         """Each quiet failure's message, log entry and claims, and the unschedulable hooks told, in order; how
-        many were done: a hook that makes something due before the next cycle ends the run after its pod."""
-        messages, store, hooks, claims_of, engine = self.messages, self.store, self.on_unschedulable, \
-            self._claims_of, self.engine
-        told = 0
-        for key, (record, message) in zip(keys, quiet, strict=False):
+        many were done: a hook that makes something due before the next cycle ends the run after its pod.
+        The first ``settled`` pods' messages and claims are as their last failures left them: only told."""
+        messages, store, hooks, engine = self.messages, self.store, self.on_unschedulable, self.engine
+        if settled and (store.keep_log or hooks):
+            for told, key in enumerate(keys[:settled], 1):
+                store.note("FailedScheduling", "Pod", key, messages[key])
+                for hook in hooks:
+                    hook(key)
+                if hooks and engine.due_before(SCHEDULER):
+                    return told
+        told, claims_of = settled, self._claims_of
+        for key, (record, message) in zip(keys[settled:], quiet, strict=False):
             messages[key] = message
             if store.keep_log:
                 store.note("FailedScheduling", "Pod", key, message)
             claims = claims_of.get(key)
             if claims is None or claims[0] is not record.pod:
                 self._index_claims(key)
+            self._settle(key, record, message)
             told += 1
             if hooks:
                 for hook in hooks:
@@ -362,6 +437,7 @@ class SchedulingController:
             self._failed(info.key, attempt.message, attempt)
 
     def _scheduled(self, key: str) -> None:
+        self._settled.pop(key, None)
         self.queue.delete(key)
         self._unindex_claims(key)
         self.messages.pop(key, None)
@@ -380,6 +456,7 @@ class SchedulingController:
         return self.scheduler.schedule_one(pod_info)
 
     def _failed(self, key: str, message: str, attempt: Attempt | None) -> None:
+        self._settled.pop(key, None)
         now = self.engine.now()
         self.messages[key] = message
         self.store.note("FailedScheduling", "Pod", key, message)
