@@ -346,12 +346,16 @@ def copy_raw(value: V) -> V:
     manifest has no cycles); anything else, which no reader makes, is copied the general way. The
     controllers copy every pod and claim spec. A value that appears twice (a YAML alias) becomes two
     independent copies."""
+    return cast(V, _copy_raw(value))
+
+
+def _copy_raw(value: Any) -> Any:
+    """``copy_raw`` untyped: no ``cast`` (a call, and a generic alias built) per dict and list copied."""
     kind = type(value)
     if kind is dict:
-        items = cast(dict[Any, Any], value).items()
-        return cast(V, {k: v if type(v) in _SCALAR_TYPES else copy_raw(v) for k, v in items})
+        return {k: v if type(v) in _SCALAR_TYPES else _copy_raw(v) for k, v in value.items()}
     if kind is list:
-        return cast(V, [v if type(v) in _SCALAR_TYPES else copy_raw(v) for v in cast(list[Any], value)])
+        return [v if type(v) in _SCALAR_TYPES else _copy_raw(v) for v in value]
     if kind in _SCALAR_TYPES:
         return value
     return copy.deepcopy(value)

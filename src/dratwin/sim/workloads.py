@@ -20,7 +20,6 @@ as they are created (:mod:`dratwin.sim.kueue_pods`).
 
 from __future__ import annotations
 
-import copy
 import datetime
 import functools
 import random
@@ -29,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dratwin.api.codec import decode_as
+from dratwin.api.codec import copy_raw, decode_as
 from dratwin.api.resource import ResourceClaimTemplate
 from dratwin.api.workloads import Job
 from dratwin.cluster.load import add_created_pods
@@ -150,7 +149,7 @@ class WorkloadController:
         spec = decode_as(raw, Job, f"Job {key}").spec  # wrong types: the decode error names the field
         parallelism = 1 if spec.parallelism is None else spec.parallelism
         completions = spec.completions
-        every = copy.deepcopy(raw)
+        every = copy_raw(raw)
         widened = completions is not None and completions > parallelism
         if widened:
             every["spec"]["parallelism"] = completions
@@ -205,7 +204,7 @@ class WorkloadController:
             meta = pod["metadata"]
             pod_key = f"{meta['namespace']}/{meta['name']}"
             job.active.add(pod_key)
-            job.created_as[pod_key] = copy.deepcopy(pod)
+            job.created_as[pod_key] = copy_raw(pod)
             self.job_of[pod_key] = job.key
         if batch:
             self.create(batch, job.run_seconds, job.key if job.gang else None)
@@ -272,7 +271,7 @@ class WorkloadController:
 
     def _replacement(self, pod: Raw) -> Raw:
         """A new pod for a failed one: the same template and completion index under a fresh name."""
-        fresh = copy.deepcopy(pod)
+        fresh = copy_raw(pod)
         meta = fresh["metadata"]
         namespace, base = meta["namespace"], meta.get("generateName") or f"{meta['name']}-"
         name = generated_name(base, self.rng)
@@ -287,7 +286,7 @@ def _remaining(raw: Raw, succeeded: int) -> Raw:
     """The Job as it goes on after a suspension: the completions that have not succeeded yet. (A work-queue Job,
     without completions, goes on with its pods less those that succeeded; Indexed Jobs restart their indexes
     from 0 here, where the Job controller would keep the succeeded ones: a simplification.)"""
-    out = copy.deepcopy(raw)
+    out = copy_raw(raw)
     spec = out.setdefault("spec", {})
     if spec.get("completions") is not None:
         spec["completions"] = max(int(spec["completions"]) - succeeded, 0)
