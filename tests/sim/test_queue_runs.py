@@ -1,6 +1,7 @@
-"""activeQ's runs (a pool moved at once, as one heap entry) and the head's pieces (``head_keys``,
-``fail_head``) against the queue that pushes, pops and fails one pod at a time: any sequence of adds, failures,
-moves, flushes, deletions and gang takes gives the same pods popped in the same order and the same queue."""
+"""activeQ's and backoffQ's runs (a pool moved at once, as one heap entry) and the head's pieces (``head_keys``,
+``fail_head``, from backoffQ too when activeQ is empty) against the queue that pushes, pops and fails one pod
+at a time: any sequence of adds, failures, moves, flushes, deletions and gang takes gives the same pods popped
+in the same order and the same queue."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ class OneByOne(SchedulingQueue):
     """The queue without runs: every pod moved is pushed on its own."""
 
     def _move_each(self, moving: list[str], now: float) -> None:
-        self._move_one_by_one(moving, now)
+        for key in moving:
+            self._move_one_by_one([key], now)
 
 
 def state(queue: SchedulingQueue) -> tuple[Any, ...]:
@@ -35,8 +37,8 @@ STEPS = st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 11), st.integers
 
 def apply(queue: SchedulingQueue, steps: list[tuple[str, int, int]], priorities: list[int],
           by_pieces: bool) -> list[tuple[float, str | None]]:
-    """The steps on one queue; a pod popped fails unless told otherwise. ``fail_piece`` fails the next pods of
-    activeQ: by ``head_keys`` and ``fail_head`` when ``by_pieces``, else one pop and failure each."""
+    """The steps on one queue; a pod popped fails unless told otherwise. ``fail_piece`` fails the next pods
+    ``pop`` gives: by ``head_keys`` and ``fail_head`` when ``by_pieces``, else one pop and failure each."""
     now, popped = 0.0, []
     for op, index, count in steps:
         name = NAMES[index]
@@ -57,9 +59,7 @@ def apply(queue: SchedulingQueue, steps: list[tuple[str, int, int]], priorities:
                 queue.fail_head(keys, now)
                 popped.extend((now, k) for k in keys)
                 left -= len(keys)
-            while left and not by_pieces and queue.next_active() is not None:
-                info = queue.pop(now)
-                assert info is not None
+            while left and not by_pieces and (info := queue.pop(now)) is not None:
                 queue.failed(info.key, now)
                 popped.append((now, info.key))
                 left -= 1
@@ -81,10 +81,10 @@ def apply(queue: SchedulingQueue, steps: list[tuple[str, int, int]], priorities:
 
 
 @settings(max_examples=300, deadline=None)
-@given(STEPS, st.sampled_from([[0], [0], [0, 5], [7, 0, 3]]))
+@given(STEPS, st.sampled_from([[0], [0], [0, 5], [7, 0, 3]]), st.booleans())
 def test_runs_and_pieces_pop_and_fail_as_one_pod_at_a_time(steps: list[tuple[str, int, int]],
-                                                           priorities: list[int]) -> None:
-    runs, reference = SchedulingQueue(), OneByOne()
+                                                           priorities: list[int], from_backoff: bool) -> None:
+    runs, reference = SchedulingQueue(pop_from_backoff=from_backoff), OneByOne(pop_from_backoff=from_backoff)
     assert apply(runs, steps, priorities, by_pieces=True) == apply(reference, steps, priorities, by_pieces=False)
     assert state(runs) == state(reference)
 
@@ -125,3 +125,25 @@ def test_a_piece_failed_across_a_stale_pod_leaves_the_rest_of_the_run_in_order()
     queue.move_all(400.0)  # a and c again, behind what is left of the first run
     assert [info.key for info in iter(lambda: queue.pop(400.0), None)] == ["default/d", "default/e", "default/a",
                                                                            "default/c"]
+
+
+def test_pods_backing_off_until_the_same_time_are_one_backoff_entry_popped_in_order() -> None:
+    # a, b, c have failed five times, last at 0 s (10 s backoffs, all ending at 10 s); moved at 5 s they back
+    # off as one entry; with activeQ empty, PopFromBackoffQ takes them in order, and the pieces from there.
+    queue = SchedulingQueue()
+    keys = [f"default/{name}" for name in ("a", "b", "c")]
+    for index, name in enumerate(["a", "b", "c"]):
+        queue.add(make_pod_info(make_pod(name), index))
+    for key in keys:
+        assert queue.pop(0.0) is not None
+        for _ in range(5):
+            queue.failed(key, 0.0)
+    queue.move_all(5.0)
+    assert len(queue._backoff) == 1 and queue.active_count() == 0
+    assert queue.next_backoff_end() == 10.0
+    assert queue.head_keys(10) == keys
+    queue.fail_head(keys[:2], 5.0)
+    info = queue.pop(5.0)
+    assert info is not None and info.key == "default/c"
+    assert list(queue.unschedulable) == keys[:2] and queue.pods[keys[0]].attempts == 6
+    assert queue.next_backoff_end() is None

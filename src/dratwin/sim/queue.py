@@ -16,7 +16,9 @@ relies on it); the scheduling controller turns the times into engine events.
 
 A pool of thousands moved to activeQ at once, all of one priority and past their backoffs (as most moves of
 a long run are), enters it as one run: one heap entry for all of them, taken from in order, instead of a
-push and a pop per pod. The order of the pods is the one their pushes would give.
+push and a pop per pod. The order of the pods is the one their pushes would give. Pods moved to backoffQ
+one after another whose backoffs end at the same time (they failed together, at their maximum backoff)
+enter it as one run in the same way.
 
 Each pod in activeQ or backoffQ has one live heap entry: the place knows its entry's sequence number, and
 an entry whose number is not its pod's (the pod was taken, popped or moved since) is stale, skipped and
@@ -57,6 +59,10 @@ class _Run:
         self.next = 0  # the position of the first pod not yet taken
 
 
+# activeQ's entries are (-priority, sequence, ...), backoffQ's (until, sequence, ...): a pod's key or a run.
+_Heap = list[tuple[float, int, "str | _Run"]]
+
+
 def backoff_seconds(attempts: int, initial: float, maximum: float) -> float:
     """How long a pod backs off after ``attempts`` failed attempts (none before its first)."""
     return min(initial * 2.0 ** min(attempts - 1, 64), maximum) if attempts else 0.0
@@ -72,8 +78,9 @@ class SchedulingQueue:
     unschedulable: dict[str, QueuedPod] = field(default_factory=dict)
     # activeQ: (-priority, sequence, a pod's key or a run of them); an entry is live while ``_in_active`` holds
     # its sequence number for its pod (a run's pods have its number plus their positions), else stale.
-    _active: list[tuple[int, int, str | _Run]] = field(default_factory=list)
-    _backoff: list[tuple[float, int, str]] = field(default_factory=list)  # (until, sequence, key): as activeQ
+    _active: _Heap = field(default_factory=list)
+    # backoffQ: (until, sequence, a pod's key or a run of them ending their backoffs then), live as activeQ's.
+    _backoff: _Heap = field(default_factory=list)
     _in_active: dict[str, int] = field(default_factory=dict)  # each pod in activeQ: its live entry's number
     _in_backoff: dict[str, int] = field(default_factory=dict)
     _sequence: int = 0  # the next entry's sequence number (a run takes one per pod)
@@ -114,64 +121,63 @@ class SchedulingQueue:
 
     def pop(self, now: float) -> PodInfo | None:
         """The next pod to schedule, or None; with PopFromBackoffQ, from backoffQ when activeQ is empty."""
-        key = self.next_active()
-        if key is not None:
-            del self._in_active[key]
-            head = self._active[0][2]
-            self._take_head(head.next + 1 if isinstance(head, _Run) else 0)
-            return self.pods[key].info
-        if self.pop_from_backoff:
-            in_backoff = self._in_backoff
-            while self._backoff:
-                _, sequence, key = heapq.heappop(self._backoff)
-                if in_backoff.get(key) == sequence:
-                    del in_backoff[key]
-                    return self.pods[key].info
-        return None
+        place = self._popped_place()
+        if place is None:
+            return None
+        heap, members = place
+        key = _live_head(heap, members)
+        assert key is not None  # ``_popped_place`` found it
+        del members[key]
+        head = heap[0][2]
+        _take_head(heap, head.next + 1 if isinstance(head, _Run) else 0)
+        return self.pods[key].info
 
     def next_active(self) -> str | None:
         """The pod ``pop`` would take from activeQ next, left there; None when activeQ is empty."""
-        active, in_active = self._active, self._in_active
-        while active:
-            _, sequence, head = active[0]
-            if isinstance(head, str):
-                if in_active.get(head) == sequence:
-                    return head
-            else:
-                keys = head.keys
-                while head.next < len(keys):
-                    key = keys[head.next]
-                    if in_active.get(key) == sequence + head.next:
-                        return key
-                    head.next += 1
-            heapq.heappop(active)
+        return _live_head(self._active, self._in_active)
+
+    def _popped_place(self) -> tuple[_Heap, dict[str, int]] | None:
+        """The heap and the members of the place ``pop`` takes its next pod from: activeQ; with PopFromBackoffQ,
+        backoffQ when activeQ is empty; None when it takes none."""
+        if _live_head(self._active, self._in_active) is not None:
+            return self._active, self._in_active
+        if self.pop_from_backoff and _live_head(self._backoff, self._in_backoff) is not None:
+            return self._backoff, self._in_backoff
         return None
 
     def head_keys(self, limit: int) -> list[str]:
-        """The next pods ``pop`` would take from activeQ, in order, as far as its head entry goes (a run's
-        pods, or one pod), at most ``limit``; nothing is taken."""
-        if self.next_active() is None:
+        """The next pods ``pop`` would take, in order, as far as the head entry of the place it takes them from
+        goes (a run's pods, or one pod), at most ``limit``; nothing is taken."""
+        place = self._popped_place()
+        if place is None:
             return []
-        _, sequence, head = self._active[0]
+        heap, members = place
+        _, sequence, head = heap[0]
         if isinstance(head, str):
             return [head]
-        get, start = self._in_active.get, head.next
+        get, start = members.get, head.next
         return [key for number, key in enumerate(head.keys[start : start + limit], sequence + start)
                 if get(key) == number]
 
     def fail_head(self, keys: list[str], now: float) -> None:
         """The first of ``head_keys``' pods, ``keys``, failed their cycles one after another at ``now``: out
-        of activeQ and into the pool in that order, as ``pop`` and ``failed`` would do for each."""
+        of their place and into the pool in that order, as ``pop`` and ``failed`` would do for each."""
         if not keys:
             return
-        head, position = self._active[0][2], 0
+        place = self._popped_place()
+        assert place is not None  # ``head_keys`` found the pods there
+        heap, members = place
+        head, position = heap[0][2], 0
         if isinstance(head, _Run):
             queued_keys, position = head.keys, head.next
             for key in keys:
                 while queued_keys[position] != key:  # a stale key before it: pop skips it too
                     position += 1
                 position += 1
-        self._take_head(position)
+        _take_head(heap, position)
+        if members is self._in_backoff:
+            for key in keys:
+                del members[key]
         self._into_pool(keys, now)
 
     def _into_pool(self, keys: list[str], now: float) -> None:
@@ -185,16 +191,6 @@ class SchedulingQueue:
             queued.last_attempt = queued.unschedulable_since = now
             pool.pop(key, None)
             pool[key] = queued
-
-    def _take_head(self, position: int) -> None:
-        """activeQ's head entry is taken up to ``position``: a run's pods before it, or the one pod's entry;
-        the entry leaves the heap once nothing is left in it."""
-        head = self._active[0][2]
-        if isinstance(head, _Run):
-            head.next = position
-            if position < len(head.keys):
-                return
-        heapq.heappop(self._active)
 
     def failed(self, key: str, now: float) -> None:
         """A cycle found the pod unschedulable: to the pool, its backoff counted from now."""
@@ -214,12 +210,15 @@ class SchedulingQueue:
         self._move_each(moving, now)
 
     def flush_backoff(self, now: float) -> None:
-        in_backoff = self._in_backoff
-        while self._backoff and self._backoff[0][0] <= now:
-            _, sequence, key = heapq.heappop(self._backoff)
-            if in_backoff.get(key) == sequence:
-                del in_backoff[key]
-                self._to_active(self.pods[key])
+        backoff, in_backoff = self._backoff, self._in_backoff
+        while True:
+            key = _live_head(backoff, in_backoff)
+            if key is None or backoff[0][0] > now:
+                return
+            del in_backoff[key]
+            head = backoff[0][2]
+            _take_head(backoff, head.next + 1 if isinstance(head, _Run) else 0)
+            self._to_active(self.pods[key])
 
     def flush_leftover(self, now: float) -> None:
         """Each pod that has been in the pool for ``max_in_unschedulable`` moves on (its own time, not the
@@ -234,10 +233,7 @@ class SchedulingQueue:
         self._move_each(stale, now)
 
     def next_backoff_end(self) -> float | None:
-        backoff, in_backoff = self._backoff, self._in_backoff
-        while backoff and in_backoff.get(backoff[0][2]) != backoff[0][1]:
-            heapq.heappop(backoff)
-        return self._backoff[0][0] if self._backoff else None
+        return self._backoff[0][0] if _live_head(self._backoff, self._in_backoff) is not None else None
 
     def _move_each(self, moving: list[str], now: float) -> None:
         """These pods of the pool on, in its order (the order of their last attempts): to backoffQ while they
@@ -256,21 +252,35 @@ class SchedulingQueue:
         self._move_one_by_one(moving, now)
 
     def _move_one_by_one(self, moving: list[str], now: float) -> None:
-        """Each on by its own backoff, read from a table by its attempts (``backoff_seconds``' values)."""
+        """Each on by its own backoff, read from a table by its attempts (``backoff_seconds``' values); the
+        pods one after another still backing off until the same time enter backoffQ as one run."""
         backoffs, last = self._backoffs, len(self._backoffs) - 1
         push, sequence, pods = heapq.heappush, self._sequence, self.pods
         active, in_active, backoff, in_backoff = self._active, self._in_active, self._backoff, self._in_backoff
+        ends = []
         for key in moving:
             queued = pods[key]
             attempts = queued.attempts
-            until = queued.last_attempt + backoffs[attempts if attempts < last else last]
-            if until > now:
+            ends.append(queued.last_attempt + backoffs[attempts if attempts < last else last])
+        count, index = len(moving), 0
+        while index < count:
+            key, until = moving[index], ends[index]
+            if until <= now:
+                in_active[key] = sequence  # as ``_to_active``, without a call per pod
+                push(active, (-pods[key].info.priority, sequence, key))
+                sequence, index = sequence + 1, index + 1
+                continue
+            end = index + 1
+            while end < count and ends[end] == until:
+                end += 1
+            if end - index == 1:
                 in_backoff[key] = sequence
                 push(backoff, (until, sequence, key))
             else:
-                in_active[key] = sequence  # as ``_to_active``, without a call per pod
-                push(active, (-queued.info.priority, sequence, key))
-            sequence += 1
+                run = moving[index:end]
+                in_backoff.update(zip(run, range(sequence, sequence + len(run)), strict=True))
+                push(backoff, (until, sequence, _Run(run)))
+            sequence, index = sequence + end - index, end
         self._sequence = sequence
 
     def _to_active(self, queued: QueuedPod) -> None:
@@ -278,3 +288,33 @@ class SchedulingQueue:
         self._in_active[key] = self._sequence
         heapq.heappush(self._active, (-queued.info.priority, self._sequence, key))
         self._sequence += 1
+
+
+def _live_head(heap: _Heap, members: dict[str, int]) -> str | None:
+    """The pod of the heap's first live entry (stale entries and a run's stale or taken pods are dropped on
+    the way), left there; None when the heap has none. An entry is (order, sequence, a key or a run)."""
+    while heap:
+        _, sequence, head = heap[0]
+        if isinstance(head, str):
+            if members.get(head) == sequence:
+                return head
+        else:
+            keys = head.keys
+            while head.next < len(keys):
+                key = keys[head.next]
+                if members.get(key) == sequence + head.next:
+                    return key
+                head.next += 1
+        heapq.heappop(heap)
+    return None
+
+
+def _take_head(heap: _Heap, position: int) -> None:
+    """The heap's head entry is taken up to ``position``: a run's pods before it, or the one pod's entry; the
+    entry leaves the heap once nothing is left in it."""
+    head = heap[0][2]
+    if isinstance(head, _Run):
+        head.next = position
+        if position < len(head.keys):
+            return
+    heapq.heappop(heap)
