@@ -25,6 +25,9 @@ class Code(enum.IntEnum):
     SKIP = 4
 
 
+_SUCCESS, _SKIP = Code.SUCCESS, Code.SKIP
+
+
 @dataclass(frozen=True, slots=True)
 class Status:
     """The answer of one plugin; ``reasons`` are short phrases as kube-scheduler prints them."""
@@ -36,7 +39,8 @@ class Status:
 
     @property
     def ok(self) -> bool:
-        return self.code in (Code.SUCCESS, Code.SKIP)
+        code = self.code  # read for every node of every cycle: module constants, no enum look-ups
+        return code is _SUCCESS or code is _SKIP
 
     @property
     def unresolvable(self) -> bool:
