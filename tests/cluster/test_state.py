@@ -1,8 +1,10 @@
-"""The cluster state keeps each claim's typed view equal to its object, after an allocation and after a
-reservation (which updates the typed view without decoding the whole claim again)."""
+"""The cluster state keeps each claim's typed view equal to its object, after an allocation, a reservation
+and a deallocation (which update the typed view without decoding the whole claim again); a deallocation
+leaves the old object as it was (forks share it)."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +12,7 @@ import msgspec
 import pytest
 from tests.builders.manifests import gpu_class, gpu_slice, load, manifest, node, pod, resource_claim
 
+from dratwin.allocator.state import DeviceID
 from dratwin.api.resource import AllocationResult, ResourceClaim
 from dratwin.cluster.state import ClusterState
 
@@ -66,3 +69,34 @@ def test_the_typed_claim_stays_the_decoded_object(case: Case) -> None:
     names = [r.name for r in state.claims[key].claim.status.reserved_for]
     assert names == list(dict.fromkeys(case.reserve_for))
     assert state.claims[key].claim.status.allocation is not None
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_a_deallocation_clears_the_allocation_and_leaves_the_old_object_alone(case: Case) -> None:
+    state = state_with_claim(case.namespace)
+    key = "default/shared"
+    state.allocate_claim(key, allocation("n1", "gpu-0"))
+    for name in case.reserve_for:
+        state.reserve_claim(key, state.pods[f"default/{name}"].raw)
+    assert state.allocated.is_allocated(DeviceID("gpu.example.com", "n1", "gpu-0"))
+    old = state.claims[key].raw
+    old_copy = copy.deepcopy(old)
+    state.deallocate_claim(key)
+    raw = state.claims[key].raw
+    assert old == old_copy  # copy on write: the object before it is unchanged
+    assert "allocation" not in raw["status"] and "reservedFor" not in raw["status"]
+    assert raw["metadata"] == old["metadata"] and raw["spec"] == old["spec"]
+    assert state.claims[key].claim == decoded(raw)
+    assert not state.allocated.is_allocated(DeviceID("gpu.example.com", "n1", "gpu-0"))
+
+
+def test_a_deallocation_keeps_the_other_status_fields() -> None:
+    state = state_with_claim("default")
+    key = "default/shared"
+    state.allocate_claim(key, allocation("n1", "gpu-0"))
+    record = state.claims[key]
+    devices = [{"driver": "gpu.example.com", "pool": "n1", "device": "gpu-0", "conditions": []}]
+    state.update_claim(key, {**record.raw, "status": {**record.raw["status"], "devices": devices}})
+    state.deallocate_claim(key)
+    assert state.claims[key].raw["status"] == {"devices": devices}
+    assert state.claims[key].claim == decoded(state.claims[key].raw)

@@ -18,7 +18,6 @@ import msgspec
 from dratwin.allocator.features import Features
 from dratwin.allocator.pools import SliceIndex
 from dratwin.allocator.state import AllocatedState, DeviceID
-from dratwin.api.codec import copy_raw
 from dratwin.api.core import Node, Pod, Taint
 from dratwin.api.resource import (
     AllocationResult,
@@ -42,6 +41,7 @@ Raw = dict[str, Any]
 KUEUE_WORKLOAD = "Workload.kueue.x-k8s.io"  # the events' kind (scheduling.k8s.io has a Workload too)
 # How many of the latest claim changes ``claims_changed_since`` can name (a reader further behind checks all).
 CLAIM_FEED_LENGTH = 4096
+_ALLOCATION_FIELDS = frozenset({"allocation", "reservedFor"})  # the status fields a deallocation clears
 
 
 @dataclass(slots=True)
@@ -212,16 +212,19 @@ class ClusterState:
     def update_claim(self, key: str, raw: Raw) -> ClaimRecord:
         """Replace a claim's object; devices are held or released when its allocation appears or goes."""
         record = self.claims[key]
-        before = record.claim.status.allocation
-        claim = _decode_claim(raw)
-        after = claim.status.allocation
+        self._replace_claim(key, record, raw, _decode_claim(raw))
+        return record
+
+    def _replace_claim(self, key: str, record: ClaimRecord, raw: Raw, claim: ResourceClaim) -> None:
+        """``raw`` and its typed ``claim`` take the record's place; devices are held or released when the
+        allocation appears or goes."""
+        before, after = record.claim.status.allocation, claim.status.allocation
         if before is not None and after is None:
             self._bump(self.allocated.release(key, before, self.features))
         elif before is None and after is not None:
             self._hold(claim, after)
         record.raw, record.claim = raw, claim
         self.record("Modified", "ResourceClaim", key)
-        return record
 
     def allocate_claim(self, key: str, allocation: AllocationResult) -> None:
         """What the DRA plugin's Reserve/PreBind write: the allocation, and the finalizer that protects it."""
@@ -261,11 +264,17 @@ class ClusterState:
         self.record("Modified", "ResourceClaim", key)
 
     def deallocate_claim(self, key: str) -> None:
-        raw = copy_raw(self.claims[key].raw)
-        status = raw.get("status") or {}
-        status.pop("allocation", None)
-        status.pop("reservedFor", None)
-        self.update_claim(key, raw)
+        """The claim without ``status.allocation`` and ``status.reservedFor``; its devices released."""
+        record = self.claims[key]
+        current = record.raw
+        # Copy on write: only the status changes, the rest is shared with the old object (which stays as it
+        # was: forks share it). The typed claim takes the change without a decode; once per claim deleted,
+        # and for each claim of each pod a consolidation simulation evicts.
+        raw = dict(current)
+        if current.get("status"):
+            raw["status"] = {k: v for k, v in current["status"].items() if k not in _ALLOCATION_FIELDS}
+        status = msgspec.structs.replace(record.claim.status, allocation=None, reserved_for=[])
+        self._replace_claim(key, record, raw, msgspec.structs.replace(record.claim, status=status))
 
     def delete_claim(self, key: str) -> None:
         self.deallocate_claim(key)
