@@ -159,6 +159,7 @@ class World:
     fits: dict[FitKey, FitEntry] = field(default_factory=dict)
     # whether a candidate's pod (True) or another pod (False) -> the nodes that may take it, in Karpenter's order
     destinations: dict[bool, list[str]] = field(default_factory=dict)
+    provisionable: list[str] | None = None  # the pending pods Karpenter's simulations also place (None: not yet)
 
 
 @dataclass

@@ -44,11 +44,11 @@ def simulate(ctx: Context, world: World, candidates: list[Candidate], at_most: f
     names = [c.name for c in candidates]
     moving = _evict(sim, names)
     from_candidates = {info.key for info in moving}
-    for key, record in list(sim.pods.items()):
-        if is_provisionable(record):  # binding one in the fork changes its record: the fork gets its own copy
-            copied = PodRecord(record.raw, record.pod, dataclasses.replace(record.info))
-            sim.pods[key] = copied
-            moving.append(copied.info)
+    for key in _provisionable(world):
+        record = sim.pods[key]  # binding it in the fork changes its record: the fork gets its own copy
+        copied = PodRecord(record.raw, record.pod, dataclasses.replace(record.info))
+        sim.pods[key] = copied
+        moving.append(copied.info)
     moving.sort(key=_size_order)
     profile = default_profile(sim, ScheduleOptions(), ctx.compiler)
     binder = StateBinder(sim)
@@ -165,6 +165,16 @@ def _destinations(ctx: Context, world: World, candidate_pod: bool) -> list[str]:
         order = sorted(state.nodes.values(), key=lambda n: (not is_initialized(n), n.name))
         known = [n.name for n in order if _destination_ok(ctx, world, state, n, candidate_pod)]
         world.destinations[candidate_pod] = known
+    return known
+
+
+def _provisionable(world: World) -> list[str]:
+    """The pending pods every simulation also places (``IsProvisionable``), in the world's order; the same for
+    every simulation of a pass: a fork only takes bound pods out, and a bound pod is never provisionable."""
+    known = world.provisionable
+    if known is None:
+        known = [key for key, record in world.state.pods.items() if is_provisionable(record)]
+        world.provisionable = known
     return known
 
 
