@@ -116,8 +116,6 @@ def consolidate(
             break
         apply_command(world, command)
         world.fits = {}  # the applied world's nodes are not the cluster's: what they fit is not remembered
-        world.destinations = {}
-        world.provisionable = None
     kept = [(name, reason) for name, reason in sorted(blocked.items()) if name in world.state.nodes]
     drifted = [drifted_node(ctx, cluster, name, drift) for name, drift in sorted(ctx.drift.items())]
     return ConsolidationPlan(actions, sum(a.savings_per_hour for a in actions), kept, ctx.notes, drifted)

@@ -347,5 +347,6 @@ def apply_command(world: World, command: Command) -> None:
     for key in unbound.keys() - placed.keys():
         del state.pods[key]  # on the replacement, or back to the scheduler (pods of an "empty" node)
     world.state = state
+    world.destinations, world.provisionable = {}, None  # found in the world before: found again in this one
     world.planned.update(names)
     world.fits.clear()
